@@ -1,0 +1,118 @@
+// The solution ABI: what every reference and candidate kernel file implements, and what
+// the per-rank harness (sandbox/harness) hands them. Plain C so that any nvcc-compiled
+// shared object can implement it; bump MGK_ABI_VERSION on any layout change.
+//
+// A solution exports, with C linkage:
+//   int  mgk_setup(mgk_ctx* ctx);       once per size preset, before any run: allocate
+//                                       workspace and symmetric buffers, create streams.
+//   int  mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int n_in,
+//                const mgk_tensor* out, int n_out, cudaStream_t stream);
+//                                       the timed call. All work must be complete on
+//                                       `stream` when the stream reaches the end of what
+//                                       run() enqueued: work forked to other streams must
+//                                       be joined back (cudaStreamWaitEvent) before return.
+//   void mgk_teardown(mgk_ctx* ctx);    once per size preset, after the last run.
+// A reference additionally exports
+//   int  mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* args, cudaStream_t stream);
+//                                       the high-precision expected outputs (see below).
+// Non-zero return = failure; put a message in ctx->error first (mgk_set_error helps).
+#pragma once
+#include <cuda_runtime_api.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MGK_ABI_VERSION 1
+#define MGK_MAX_WORLD 72
+#define MGK_MAX_RANK_DIMS 8
+#define MGK_ERROR_CAPACITY 1024
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum mgk_dtype {
+  MGK_BF16 = 0,
+  MGK_F16 = 1,
+  MGK_F32 = 2,
+  MGK_F64 = 3,
+  MGK_I32 = 4,
+  MGK_I64 = 5,
+  MGK_U8 = 6,
+} mgk_dtype;
+
+// One tensor as this rank sees it. Shapes may differ between ranks (a root's buffer).
+typedef struct mgk_tensor {
+  const char* name;
+  mgk_dtype dtype;
+  int ndim;
+  int64_t shape[MGK_MAX_RANK_DIMS];
+  int64_t numel;
+  void* data;               // this rank's buffer, device memory
+  void* const* peers;       // symmetric tensors: DEVICE array [world] of every rank's buffer
+                            // (peers[rank] == data); NULL when the tensor is not symmetric
+  void* const* host_peers;  // the same pointers in a host array, NULL when not symmetric
+} mgk_tensor;
+
+// A buffer allocated with ctx->sym_alloc: same size on every rank, mapped on every GPU.
+typedef struct mgk_sym_buffer {
+  void* local;              // this rank's memory
+  void* const* peers;       // DEVICE array [world]: peers[r] is rank r's memory, as mapped here
+  void* const* host_peers;  // the same pointers in a host array
+  size_t bytes;
+} mgk_sym_buffer;
+
+typedef struct mgk_ctx mgk_ctx;
+struct mgk_ctx {
+  int abi_version;
+  int rank;
+  int world_size;
+  int device;               // CUDA ordinal of this rank's GPU (already current)
+  int num_sms;
+  void* nccl_comm;          // ncclComm_t over the group for references; NULL for candidates
+  // The size preset's dims by name (e.g. "N"), plus W (world size).
+  int num_dims;
+  const char* const* dim_names;
+  const int64_t* dim_values;
+  // Collective: every rank must call it with the same `bytes`, in the same order. The
+  // memory is zero-filled and stays mapped until the harness tears the preset down.
+  int (*sym_alloc)(mgk_ctx* ctx, size_t bytes, mgk_sym_buffer* out);
+  // Collective host barrier across all ranks (not for use inside mgk_run's timed path).
+  int (*host_barrier)(mgk_ctx* ctx);
+  void* state;              // free for the solution's own use
+  void* harness;            // private to the harness
+  char error[MGK_ERROR_CAPACITY];
+};
+
+// How the harness generated input `t` on every rank: an oracle can regenerate any rank's
+// element with mgk_gen_value (gen.cuh) without communication.
+typedef enum mgk_dist { MGK_DIST_NORMAL = 0, MGK_DIST_UNIFORM = 1, MGK_DIST_RANDINT = 2 } mgk_dist;
+typedef struct mgk_input_gen {
+  uint64_t seed;            // drawn fresh per trial; mixed with rank and element index
+  mgk_dist dist;
+  double a, b;              // normal: mean, std; uniform: [a, b); randint: [a, b)
+  mgk_dtype dtype;          // values are rounded to this dtype, as stored
+} mgk_input_gen;
+
+// Expected outputs for this rank. For float outputs `expected[o]` is a double array; for
+// integer outputs an int64 array (same element count as the rank's output). When the
+// problem's tolerance for that output is a rounding bound, `scale[o]` (float array) gets
+// the magnitude the rounding error scales with (for a sum: the sum of |terms|); it is NULL
+// for outputs compared exactly.
+typedef struct mgk_oracle_args {
+  const mgk_tensor* inputs;
+  int n_in;
+  const mgk_input_gen* gens;  // [n_in]
+  const mgk_tensor* outputs;  // shapes only: data is NULL
+  int n_out;
+  void* const* expected;      // [n_out]
+  float* const* scale;        // [n_out], entries may be NULL
+} mgk_oracle_args;
+
+typedef int (*mgk_setup_fn)(mgk_ctx*);
+typedef int (*mgk_run_fn)(mgk_ctx*, const mgk_tensor*, int, const mgk_tensor*, int, cudaStream_t);
+typedef void (*mgk_teardown_fn)(mgk_ctx*);
+typedef int (*mgk_oracle_fn)(mgk_ctx*, const mgk_oracle_args*, cudaStream_t);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif

@@ -1,0 +1,58 @@
+// Input generation shared by the harness (which fills inputs) and the references'
+// oracles (which regenerate any rank's input element to compute expected outputs without
+// communication). Counter-based: value = f(seed, rank, index), so no state and any order.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+#include "mgk/abi.h"
+
+namespace mgk {
+
+__host__ __device__ inline uint64_t mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// Uniform in (0, 1], 53 bits.
+__host__ __device__ inline double unit(uint64_t bits) {
+  return (double((bits >> 11) + 1)) * (1.0 / 9007199254740992.0);
+}
+
+__host__ __device__ inline double round_to(mgk_dtype t, double v) {
+  switch (t) {
+    case MGK_BF16: return double(__bfloat162float(__float2bfloat16_rn(float(v))));
+    case MGK_F16: return double(__half2float(__float2half_rn(float(v))));
+    case MGK_F32: return double(float(v));
+    case MGK_I32: case MGK_I64: case MGK_U8: return v;  // randint already integral
+    default: return v;
+  }
+}
+
+// The value the harness stored at element `i` of this input on rank `rank`.
+__host__ __device__ inline double gen_value(const mgk_input_gen& g, int rank, int64_t i) {
+  uint64_t h = mix64(g.seed ^ mix64(uint64_t(rank) * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull));
+  uint64_t r1 = mix64(h + uint64_t(i) * 2 + 1);
+  double v;
+  switch (g.dist) {
+    case MGK_DIST_NORMAL: {
+      uint64_t r2 = mix64(h + uint64_t(i) * 2 + 2);
+      // Box-Muller; unit() is never 0 so the log is finite.
+      double rad = sqrt(-2.0 * log(unit(r1)));
+      v = g.a + g.b * rad * cos(6.283185307179586 * unit(r2));
+      break;
+    }
+    case MGK_DIST_UNIFORM: v = g.a + (g.b - g.a) * (unit(r1) - 1e-300); break;
+    case MGK_DIST_RANDINT: {
+      uint64_t span = uint64_t(g.b - g.a);
+      v = g.a + double(span ? r1 % span : 0);
+      break;
+    }
+    default: v = 0;
+  }
+  return round_to(g.dtype, v);
+}
+
+}  // namespace mgk

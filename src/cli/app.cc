@@ -1,0 +1,47 @@
+#include "cli/app.h"
+
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "common/log.h"
+
+namespace mgk::cli {
+
+int run(int argc, char** argv) {
+  CLI::App app{"mgk: get fast multi-GPU CUDA kernels written, checked and tuned.\n"
+               "Run 'mgk doctor' first on a new machine; 'mgk COMMAND --help' for details."};
+  app.set_version_flag("--version", std::string("mgk ") + MGK_VERSION);
+  app.require_subcommand(1);
+  app.fallthrough();
+  Globals globals;
+  app.add_flag("-v,--verbose", globals.verbose, "More detail, and the context of errors");
+  app.add_option("--db", globals.db, "SQLite store (default: $MGK_DB, else ./mgk.db)");
+
+  for (const auto& entry : command_table()) entry.add(app, globals);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() != 0) {
+      log::error(std::string(e.what()) + suggestion_for(argc, argv));
+      std::cerr << "Run 'mgk --help' or 'mgk COMMAND --help'.\n";
+      return int(ExitCode::kUsage);
+    }
+    return app.exit(e);  // --help, --version
+  } catch (const Error& e) {
+    log::error(e.what());
+    if (globals.verbose)
+      for (const auto& line : e.context()) std::cerr << "  " << line << "\n";
+    else if (!e.context().empty())
+      std::cerr << "  (run with --verbose for context)\n";
+    return int(e.code());
+  } catch (const std::exception& e) {
+    log::error(std::string("internal error: ") + e.what());
+    return int(ExitCode::kInfrastructure);
+  }
+  return int(globals.exit_code);
+}
+
+}  // namespace mgk::cli

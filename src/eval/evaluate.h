@@ -1,0 +1,34 @@
+// The evaluator's entry point: compile a kernel file, run it with the problem's reference
+// on every GPU of a group, judge it and time it. Used by `mgk eval`, the tuner and the agent.
+#pragma once
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "eval/result.h"
+
+namespace mgk::eval {
+
+struct EvalOptions {
+  std::string problem;                  // e.g. "collectives/all_reduce"
+  std::filesystem::path kernel;         // the candidate .cu file
+  bool kernel_is_reference = false;     // evaluate the problem's reference as the candidate
+  int world_size = 2;
+  std::vector<int> gpus;                // empty: the first world_size visible GPUs
+  std::vector<std::string> sizes;       // empty: the problem's default presets
+  std::string dtype;                    // empty: the problem's default dtype
+  std::vector<std::string> defines;     // extra -DNAME=VALUE for the candidate (the tuner)
+  std::vector<std::string> nvcc_flags;  // extra flags passed through to nvcc
+  std::string arch;                     // empty: detected from the GPU, else sm_90a
+  int trials = 3;                       // correctness trials per size, fresh inputs each
+  int timing_iterations = 100;          // per solution, per size
+  bool time = true;                     // false: correctness only
+  bool compile_only = false;
+  double timeout_seconds = 20;          // watchdog per phase
+};
+
+// Never throws for anything the kernel did: that is in the verdict. Throws mgk::Error for
+// bad options (unknown problem: UsageError) and for infrastructure failures it can name.
+EvalResult evaluate(const EvalOptions& options);
+
+}  // namespace mgk::eval

@@ -1,0 +1,65 @@
+// What one evaluation of a kernel found: the verdict, and per size preset the check and the
+// timings. Serialised to JSON for `mgk eval --json`, the store and the agent's feedback.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace mgk::eval {
+
+enum class Verdict {
+  kCorrect,        // compiled, every trial of every size matched, timed
+  kIncorrect,      // ran, but an output mismatched, an input was modified, NaN, ...
+  kCompileError,   // nvcc failed
+  kRuntimeError,   // a rank failed (CUDA error, setup/run returned non-zero, crashed)
+  kTimeout,        // the watchdog killed a hang
+  kInfrastructure  // mgk, the machine or the reference failed: says nothing of the kernel
+};
+const char* to_string(Verdict v);
+Verdict verdict_from_string(const std::string& s);
+
+// Statistics over timed iterations; an iteration's time is the max over ranks.
+struct Timing {
+  double median_us = 0;
+  double p10_us = 0;
+  double p90_us = 0;
+  double min_us = 0;
+  int iterations = 0;
+  std::vector<double> per_rank_median_us;  // each rank's own median, for imbalance
+};
+
+struct SizeResult {
+  std::string size;                   // preset name: small, medium, large, ...
+  bool correct = false;
+  int trials_passed = 0;
+  std::string failure;                // one line: why it failed, empty when correct
+  std::string mismatch;               // the mismatch report (output, rank, index, got, expected)
+  std::optional<Timing> reference;    // absent when timing was skipped or failed
+  std::optional<Timing> candidate;
+  double speedup = 0;                 // reference median / candidate median
+  std::optional<double> roofline_fraction;  // roofline time / candidate median
+  double roofline_us = 0;
+  std::string roofline_bound;         // "link", "hbm" or "flops": the term that binds
+};
+
+struct EvalResult {
+  Verdict verdict = Verdict::kInfrastructure;
+  std::string message;          // one line summary of the verdict
+  std::string problem;
+  int world_size = 0;
+  std::vector<int> gpus;
+  std::string kernel_hash;      // hash of source + flags (the compile cache key)
+  std::string compile_log;      // nvcc output (warnings even on success)
+  double compile_seconds = 0;
+  bool compile_cached = false;
+  double wall_seconds = 0;
+  std::string phase;            // for timeouts and runtime errors: where it happened
+  std::vector<SizeResult> sizes;
+
+  nlohmann::json to_json() const;
+  static EvalResult from_json(const nlohmann::json& j);
+};
+
+}  // namespace mgk::eval

@@ -1,0 +1,31 @@
+#include "support/test_paths.h"
+
+#include <cstdlib>
+#include <random>
+#include <system_error>
+
+namespace mgk::test {
+
+std::filesystem::path build_dir() { return MGK_BUILD_DIR; }
+std::filesystem::path tests_dir() { return MGK_TESTS_DIR; }
+std::filesystem::path mgk_binary() { return build_dir() / "mgk"; }
+
+TempDir::TempDir(const std::string& prefix) {
+  std::random_device rd;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    auto p = std::filesystem::temp_directory_path() / (prefix + "-" + std::to_string(rd()));
+    std::error_code ec;
+    if (std::filesystem::create_directory(p, ec)) {
+      path_ = p;
+      return;
+    }
+  }
+  std::abort();
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+}  // namespace mgk::test

@@ -1,0 +1,26 @@
+// Paths the tests need: the build tree (for the mgk and mgk-harness binaries), the tests
+// tree (for bad candidates and fixtures), and fresh temporary directories.
+#pragma once
+#include <filesystem>
+#include <string>
+
+namespace mgk::test {
+
+std::filesystem::path build_dir();
+std::filesystem::path tests_dir();
+std::filesystem::path mgk_binary();
+
+// A new empty directory under the system temp dir, removed when the object dies.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& prefix = "mgk-test");
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace mgk::test
