@@ -11,6 +11,10 @@ const std::vector<CommandEntry>& command_table() {
       {"problems", add_problems_command},
       {"eval", add_eval_command},
       {"calibrate", add_calibrate_command},
+      {"history", add_history_command},
+      {"show", add_show_command},
+      {"merge", add_merge_command},
+      {"generate", add_generate_command},
   };
   return table;
 }

@@ -22,5 +22,9 @@ void add_doctor_command(CLI::App&, Globals&);
 void add_problems_command(CLI::App&, Globals&);
 void add_eval_command(CLI::App&, Globals&);
 void add_calibrate_command(CLI::App&, Globals&);
+void add_history_command(CLI::App&, Globals&);
+void add_show_command(CLI::App&, Globals&);
+void add_merge_command(CLI::App&, Globals&);
+void add_generate_command(CLI::App&, Globals&);
 
 }  // namespace mgk::cli

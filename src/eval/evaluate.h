@@ -2,9 +2,11 @@
 // on every GPU of a group, judge it and time it. Used by `mgk eval`, the tuner and the agent.
 #pragma once
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "eval/machine.h"
 #include "eval/result.h"
 
 namespace mgk::eval {
@@ -25,6 +27,8 @@ struct EvalOptions {
   bool time = true;                     // false: correctness only
   bool compile_only = false;
   double timeout_seconds = 20;          // watchdog per phase
+  std::optional<Peaks> peaks;           // from `mgk calibrate`; absent: no roofline fraction
+  std::filesystem::path work_dir;       // rank logs and sockets; empty: a fresh temp dir
 };
 
 // Never throws for anything the kernel did: that is in the verdict. Throws mgk::Error for

@@ -15,7 +15,8 @@ enum class Verdict {
   kCompileError,   // nvcc failed
   kRuntimeError,   // a rank failed (CUDA error, setup/run returned non-zero, crashed)
   kTimeout,        // the watchdog killed a hang
-  kInfrastructure  // mgk, the machine or the reference failed: says nothing of the kernel
+  kInfrastructure, // mgk, the machine or the reference failed: says nothing of the kernel
+  kCompiled        // --compile-only: compiled, not run
 };
 const char* to_string(Verdict v);
 Verdict verdict_from_string(const std::string& s);

@@ -6,8 +6,16 @@
 
 namespace mgk::test {
 
-std::filesystem::path build_dir() { return MGK_BUILD_DIR; }
-std::filesystem::path tests_dir() { return MGK_TESTS_DIR; }
+// The environment overrides the compiled-in paths so that test binaries built on one
+// machine run on another (the GPU machine gets the binaries, not the build tree).
+std::filesystem::path build_dir() {
+  const char* e = std::getenv("MGK_TEST_BUILD_DIR");
+  return e && *e ? e : MGK_BUILD_DIR;
+}
+std::filesystem::path tests_dir() {
+  const char* e = std::getenv("MGK_TEST_SOURCE_DIR");
+  return e && *e ? e : MGK_TESTS_DIR;
+}
 std::filesystem::path mgk_binary() { return build_dir() / "mgk"; }
 
 TempDir::TempDir(const std::string& prefix) {

@@ -1,0 +1,3 @@
+// Aggregator: the basics every other folder builds on.
+#pragma once
+#include "base.cuh"

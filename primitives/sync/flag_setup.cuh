@@ -1,0 +1,25 @@
+// Host side, mgk_setup: allocate a solution's flag buffer and agree on its grid size.
+#pragma once
+#include "../memory/host_views.cuh"
+#include "epoch.cuh"
+
+namespace mgk::prim {
+
+// Allocates (collectively, zero-filled) room for `regions` x `max_pairs` block flags and
+// agrees with every rank on the number of blocks: the minimum over ranks of `want_blocks`,
+// clamped to [1, max_pairs], in *blocks. Every rank must then launch exactly *blocks blocks
+// for kernels whose block b pairs with block b of the other ranks. Setup only.
+inline int setup_block_flags(mgk_ctx* ctx, int regions, int max_pairs, int want_blocks, mgk_sym_buffer* buf,
+                             block_flags* flags, int* blocks) {
+  constexpr size_t kAgreeBytes = 16;  // scratch of agree_min, in front of the flags
+  const size_t bytes = kAgreeBytes + block_flags::bytes(regions, max_pairs, ctx->world_size);
+  if (sym_alloc(ctx, bytes, "block flags", buf) != 0) return 1;
+  int64_t agreed = 0;
+  if (agree_min(ctx, *buf, want_blocks, &agreed) != 0) return 1;
+  *blocks = int(agreed < 1 ? 1 : agreed > max_pairs ? max_pairs : agreed);
+  flags->base = view_of<uint64_t>(ctx, *buf).at(kAgreeBytes / sizeof(uint64_t));
+  flags->pairs = max_pairs;
+  return 0;
+}
+
+}  // namespace mgk::prim

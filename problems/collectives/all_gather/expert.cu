@@ -1,0 +1,176 @@
+// Expert all-gather on the mgk primitives: y[s*N + i] = x_s[i]. Pure data movement, so it
+// works on bytes (any dtype). Three algorithms, chosen by the size of one rank's piece:
+//  * one-shot push (N * elt <= ONE_SHOT_MAX_KB): each rank stores its x into a landing
+//    slot on every peer, signals once, and copies the landed pieces into y locally. Slots
+//    are double-buffered by epoch parity, so no start barrier is needed (a rank runs at
+//    most one call ahead of a peer). One sync per call; the extra local copy is cheap
+//    while the data is in L2.
+//  * direct push (larger): after a start handshake (the peers' y may be written), each
+//    rank stores its x straight into every rank's y, by register stores or TMA bulk
+//    copies (MECH), then an end handshake (all data into my y has landed).
+//  * copy engine (pieces >= CE_MIN_MB): the same push issued as cudaMemcpyAsync between
+//    two one-block handshake kernels, over CE_STREAMS side streams.
+// Block b of every rank pairs with block b of every other rank (grid agreed at setup).
+#include "mgk_primitives.cuh"
+
+namespace prim = mgk::prim;
+
+// mgk:tune BLOCKS 0 16 32 66 264
+#ifndef BLOCKS
+#define BLOCKS 0  // 0: one block per SM
+#endif
+// mgk:tune THREADS 256 512 1024
+#ifndef THREADS
+#define THREADS 512
+#endif
+// mgk:tune UNROLL 2 4 8
+#ifndef UNROLL
+#define UNROLL 4
+#endif
+// mgk:tune ONE_SHOT_MAX_KB 0 256 1024 2048 4096
+#ifndef ONE_SHOT_MAX_KB
+#define ONE_SHOT_MAX_KB 1024
+#endif
+// mgk:tune MECH 0 1
+#ifndef MECH
+#define MECH 0  // direct push by 0: register stores, 1: TMA bulk copies
+#endif
+// mgk:tune CE_MIN_MB 16 64 256 1048576
+#ifndef CE_MIN_MB
+#define CE_MIN_MB 64  // 1048576: never use the copy engine
+#endif
+// mgk:tune CE_STREAMS 1 2 4
+#ifndef CE_STREAMS
+#define CE_STREAMS 2
+#endif
+
+namespace {
+
+enum region { kLanded, kStart, kEnd, kCeStart, kCeEnd, kRegions };
+constexpr int kMaxBlocks = 1024;
+
+struct operands {
+  prim::sym_view<char> x, y;     // x: [piece], y: [world * piece] (bytes)
+  prim::sym_view<char> landing;  // [2 parities][world][slot_bytes]; one-shot only
+  prim::block_flags flags;
+  int64_t piece;                 // bytes per rank
+  size_t slot_bytes;
+  uint64_t epoch;
+};
+
+__global__ void __launch_bounds__(THREADS) all_gather_one_shot_push(operands o) {
+  const int me = o.x.rank, world = o.x.world;
+  const prim::span part = prim::split_aligned(o.piece, gridDim.x, blockIdx.x, 16);
+  const size_t parity = o.epoch & 1;
+  auto slot = [&](int src) { return (parity * world + src) * o.slot_bytes + part.begin; };
+  for (int k = 1; k < world; ++k)
+    prim::block_copy<UNROLL>(o.landing.peer((me + k) % world) + slot(me), o.x.local + part.begin, part.size());
+  const auto slots = o.flags.slots(kLanded, blockIdx.x);
+  prim::block_signal(slots, o.epoch);
+  prim::block_copy<UNROLL>(o.y.local + me * o.piece + part.begin, o.x.local + part.begin, part.size());
+  prim::block_wait(slots, o.epoch, "all_gather one-shot: waiting for the peers' data");
+  for (int s = 0; s < world; ++s)
+    if (s != me) prim::block_copy<UNROLL>(o.y.local + s * o.piece + part.begin, o.landing.local + slot(s), part.size());
+}
+
+__global__ void __launch_bounds__(THREADS) all_gather_push(operands o) {
+  const int me = o.x.rank, world = o.x.world;
+  const prim::span part = prim::split_aligned(o.piece, gridDim.x, blockIdx.x, 16);
+  prim::block_mover<MECH, UNROLL> mover;
+  mover.init("all_gather push: TMA stage", me);
+  prim::block_handshake(o.flags.slots(kStart, blockIdx.x), o.epoch, "all_gather push: start");
+  for (int k = 0; k < world; ++k) {
+    const int p = (me + k) % world;  // k = 0: my own y
+    mover.copy(o.y.peer(p) + me * o.piece + part.begin, o.x.local + part.begin, part.size());
+  }
+  mover.finish();
+  prim::block_handshake(o.flags.slots(kEnd, blockIdx.x), o.epoch, "all_gather push: end");
+}
+
+__global__ void all_gather_ce_handshake(prim::block_flags flags, int region, uint64_t epoch) {
+  prim::block_handshake(flags.slots(region, 0), epoch, "all_gather copy engine: handshake");
+}
+
+struct state {
+  mgk_sym_buffer flag_buf{}, landing_buf{};
+  prim::block_flags flags{};
+  prim::epoch_counter epoch;
+  prim::ce_streams ce{};
+  int blocks = 0;
+  size_t slot_bytes = 0;  // 0: no landing slots, never one-shot
+};
+
+// Bytes of one landing slot for `elems` elements: room for the widest dtype (f32) that
+// still fits `limit`, since the dtype is only known at run time and every rank must
+// allocate the same; 0 when not even bf16 fits (then the one-shot path is never taken).
+size_t landing_slot_bytes(int64_t elems, size_t limit) {
+  if (size_t(elems) * 2 > limit) return 0;
+  const size_t widest = size_t(elems) * 4;
+  return size_t(prim::round_up(int64_t(widest < limit ? widest : limit), 16));
+}
+
+}  // namespace
+
+MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
+  const int64_t n = mgk::dim(ctx, "N");
+  if (n < 0) return 1;
+  auto* st = new state;
+  ctx->state = st;
+  int fit = ctx->num_sms, f = 0;
+  for (auto kernel : {all_gather_one_shot_push, all_gather_push}) {
+    if (prim::resident_blocks(ctx, kernel, THREADS, 0, &f) != 0) return 1;
+    fit = f < fit ? f : fit;
+  }
+  const int want = BLOCKS > 0 && BLOCKS < fit ? BLOCKS : fit;
+  if (prim::setup_block_flags(ctx, kRegions, kMaxBlocks, want, &st->flag_buf, &st->flags, &st->blocks) != 0)
+    return 1;
+  MGK_CUDA_TRY(ctx, prim::ce_create(&st->ce, CE_STREAMS));
+  st->slot_bytes = landing_slot_bytes(n, size_t(ONE_SHOT_MAX_KB) * 1024);
+  if (st->slot_bytes > 0) {
+    if (prim::sym_alloc(ctx, 2 * size_t(ctx->world_size) * st->slot_bytes, "one-shot landing slots",
+                        &st->landing_buf) != 0)
+      return 1;
+  }
+  return 0;
+}
+
+MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int n_in, const mgk_tensor* out, int n_out,
+                       cudaStream_t stream) {
+  auto* st = static_cast<state*>(ctx->state);
+  const mgk_tensor* x = mgk::find(in, n_in, "x");
+  const mgk_tensor* y = mgk::find(out, n_out, "y");
+  if (!x || !y) return mgk::set_error(ctx, "all_gather expects an input 'x' and an output 'y'");
+  operands o{};
+  if (prim::view_of(ctx, *x, &o.x) != 0 || prim::view_of(ctx, *y, &o.y) != 0) return 1;
+  o.landing = prim::view_of<char>(ctx, st->landing_buf);
+  o.flags = st->flags;
+  o.piece = int64_t(mgk::nbytes(*x));
+  o.slot_bytes = st->slot_bytes;
+  o.epoch = st->epoch.next();
+  const size_t piece = size_t(o.piece);
+  if (piece <= size_t(ONE_SHOT_MAX_KB) * 1024 && piece <= st->slot_bytes) {
+    all_gather_one_shot_push<<<st->blocks, THREADS, 0, stream>>>(o);
+  } else if (piece >= (size_t(CE_MIN_MB) << 20)) {
+    const int me = ctx->rank, world = ctx->world_size;
+    all_gather_ce_handshake<<<1, 32, 0, stream>>>(st->flags, kCeStart, o.epoch);
+    MGK_LAUNCH_CHECK(ctx);
+    MGK_CUDA_TRY(ctx, prim::ce_begin(&st->ce, stream));
+    for (int k = 1; k <= world; ++k) {  // peers first, my own y last
+      const int p = (me + k) % world;
+      MGK_CUDA_TRY(ctx, prim::ce_add(&st->ce, stream, static_cast<char*>(y->host_peers[p]) + me * piece, x->data, piece));
+    }
+    MGK_CUDA_TRY(ctx, prim::ce_end(&st->ce, stream));
+    all_gather_ce_handshake<<<1, 32, 0, stream>>>(st->flags, kCeEnd, o.epoch);
+  } else {
+    all_gather_push<<<st->blocks, THREADS, 0, stream>>>(o);
+  }
+  MGK_LAUNCH_CHECK(ctx);
+  return 0;
+}
+
+MGK_EXPORT void mgk_teardown(mgk_ctx* ctx) {
+  auto* st = static_cast<state*>(ctx->state);
+  if (st) prim::ce_destroy(&st->ce);
+  delete st;
+  ctx->state = nullptr;
+}

@@ -1,0 +1,234 @@
+#include "check.h"
+
+#include <stdexcept>
+
+#include "mgk/gen.cuh"
+
+namespace mgk::harness {
+
+namespace {
+
+__device__ double load_as_double(const void* p, mgk_dtype t, int64_t i) {
+  switch (t) {
+    case MGK_BF16: return double(__bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]));
+    case MGK_F16: return double(__half2float(static_cast<const __half*>(p)[i]));
+    case MGK_F32: return double(static_cast<const float*>(p)[i]);
+    case MGK_F64: return static_cast<const double*>(p)[i];
+    case MGK_I32: return double(static_cast<const int32_t*>(p)[i]);
+    case MGK_I64: return double(static_cast<const int64_t*>(p)[i]);
+    case MGK_U8: return double(static_cast<const uint8_t*>(p)[i]);
+  }
+  return 0;
+}
+
+__device__ void store_from_double(void* p, mgk_dtype t, int64_t i, double v) {
+  switch (t) {
+    case MGK_BF16: static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16_rn(float(v)); break;
+    case MGK_F16: static_cast<__half*>(p)[i] = __float2half_rn(float(v)); break;
+    case MGK_F32: static_cast<float*>(p)[i] = float(v); break;
+    case MGK_F64: static_cast<double*>(p)[i] = v; break;
+    case MGK_I32: static_cast<int32_t*>(p)[i] = int32_t(v); break;
+    case MGK_I64: static_cast<int64_t*>(p)[i] = int64_t(v); break;
+    case MGK_U8: static_cast<uint8_t*>(p)[i] = uint8_t(v); break;
+  }
+}
+
+__global__ void fill_kernel(mgk_input_gen gen, int rank, void* data, int64_t numel) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < numel;
+       i += int64_t(gridDim.x) * blockDim.x)
+    store_from_double(data, gen.dtype, i, mgk::gen_value(gen, rank, i));
+}
+
+__global__ void hash_kernel(const unsigned char* p, size_t bytes, unsigned long long* out) {
+  unsigned long long acc = 0;
+  size_t words = bytes / 8;
+  const unsigned long long* w = reinterpret_cast<const unsigned long long*>(p);
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < words; i += size_t(gridDim.x) * blockDim.x)
+    acc += mgk::mix64(w[i] ^ mgk::mix64(i + 1));
+  size_t tail_start = words * 8;
+  if (blockIdx.x == 0 && threadIdx.x < bytes - tail_start)
+    acc += mgk::mix64(uint64_t(p[tail_start + threadIdx.x]) + (uint64_t(threadIdx.x + 1) << 40));
+  atomicAdd(out, acc);
+}
+
+struct DeviceOutcome {
+  unsigned long long failures;
+  unsigned long long first_index;  // ~0ull when none
+};
+
+__device__ double bound_for(const CheckSpec& spec, double expected, const float* scale, int64_t i) {
+  switch (spec.kind) {
+    case CheckKind::kExact: return 0;
+    case CheckKind::kRounding:
+      // + the smallest normal bf16/f16 spacing guard so exact zeros with tiny terms pass.
+      return spec.factor * spec.unit_roundoff * double(scale[i]) + 1e-30;
+    case CheckKind::kAllclose: return spec.atol + spec.rtol * fabs(expected);
+  }
+  return 0;
+}
+
+__device__ bool element_ok(const void* got, mgk_dtype t, const void* expected, const float* scale,
+                           const CheckSpec& spec, int64_t i) {
+  bool is_int = (t == MGK_I32 || t == MGK_I64 || t == MGK_U8);
+  if (is_int) {
+    long long g = (t == MGK_I64) ? static_cast<const int64_t*>(got)[i] : (long long)load_as_double(got, t, i);
+    return g == static_cast<const long long*>(expected)[i];
+  }
+  double g = load_as_double(got, t, i);
+  double e = static_cast<const double*>(expected)[i];
+  if (isnan(g)) return false;
+  if (spec.kind == CheckKind::kExact) {
+    // Bit for bit in the output dtype: the oracle's double is exactly representable there.
+    if (g != e) return false;
+    return signbit(g) == signbit(e);
+  }
+  if (isinf(g) || isinf(e)) return g == e;
+  return fabs(g - e) <= bound_for(spec, e, scale, i);
+}
+
+__global__ void check_kernel(const void* got, mgk_dtype t, int64_t numel, const void* expected,
+                             const float* scale, CheckSpec spec, DeviceOutcome* out) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < numel;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    if (!element_ok(got, t, expected, scale, spec, i)) {
+      atomicAdd(&out->failures, 1ull);
+      atomicMin(&out->first_index, (unsigned long long)i);
+    }
+  }
+}
+
+__device__ uint64_t now_ns() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__global__ void barrier_kernel(void* const* flag_peers, int rank, int world, uint64_t epoch) {
+  int t = threadIdx.x;
+  if (t < world) {
+    uint64_t* slot = static_cast<uint64_t*>(flag_peers[t]) + rank;
+    asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(slot), "l"(epoch) : "memory");
+  }
+  if (t < world) {
+    const uint64_t* mine = static_cast<const uint64_t*>(flag_peers[rank]) + t;
+    uint64_t start = now_ns(), v = 0;
+    for (;;) {
+      asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(mine) : "memory");
+      if (v >= epoch) break;
+      if (now_ns() - start > 10ull * 1000 * 1000 * 1000) {
+        printf("mgk-harness: rank %d stalled in the alignment barrier waiting for rank %d "
+               "(want epoch >= %llu, have %llu)\n", rank, t, (unsigned long long)epoch,
+               (unsigned long long)v);
+        __trap();
+      }
+    }
+  }
+}
+
+int grid_for(int64_t n) {
+  int64_t blocks = (n + 255) / 256;
+  return int(blocks < 1 ? 1 : (blocks > 4096 ? 4096 : blocks));
+}
+
+void throw_if(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+}  // namespace
+
+void fill_input(const mgk_input_gen& gen, int rank, void* data, int64_t numel, cudaStream_t s) {
+  if (numel == 0) return;
+  fill_kernel<<<grid_for(numel), 256, 0, s>>>(gen, rank, data, numel);
+  throw_if(cudaGetLastError(), "fill_input launch");
+}
+
+void hash_bytes(const void* data, size_t bytes, unsigned long long* out_device, cudaStream_t s) {
+  throw_if(cudaMemsetAsync(out_device, 0, sizeof(unsigned long long), s), "hash memset");
+  if (bytes == 0) return;
+  hash_kernel<<<grid_for(int64_t(bytes / 8) + 1), 256, 0, s>>>(static_cast<const unsigned char*>(data), bytes, out_device);
+  throw_if(cudaGetLastError(), "hash launch");
+}
+
+CheckOutcome check_output(const void* got, mgk_dtype dtype, int64_t numel, const void* expected,
+                          const float* scale, const CheckSpec& spec, cudaStream_t s) {
+  CheckOutcome o;
+  if (numel == 0) return o;
+  DeviceOutcome* d = nullptr;
+  throw_if(cudaMallocAsync(&d, sizeof(DeviceOutcome), s), "check alloc");
+  DeviceOutcome init{0, ~0ull};
+  throw_if(cudaMemcpyAsync(d, &init, sizeof(init), cudaMemcpyHostToDevice, s), "check init");
+  check_kernel<<<grid_for(numel), 256, 0, s>>>(got, dtype, numel, expected, scale, spec, d);
+  throw_if(cudaGetLastError(), "check launch");
+  DeviceOutcome h{};
+  throw_if(cudaMemcpyAsync(&h, d, sizeof(h), cudaMemcpyDeviceToHost, s), "check readback");
+  throw_if(cudaFreeAsync(d, s), "check free");
+  throw_if(cudaStreamSynchronize(s), "check sync");
+  o.failures = h.failures;
+  if (h.failures == 0) return o;
+  o.first_index = (long long)h.first_index;
+  // Details of the first failing element, read on the host.
+  size_t esz = dtype_size(dtype);
+  unsigned char gbuf[8] = {};
+  throw_if(cudaMemcpy(gbuf, static_cast<const char*>(got) + esz * h.first_index, esz, cudaMemcpyDeviceToHost), "detail got");
+  double ev = 0;
+  if (dtype_is_float(dtype)) {
+    throw_if(cudaMemcpy(&ev, static_cast<const double*>(expected) + h.first_index, 8, cudaMemcpyDeviceToHost), "detail exp");
+  } else {
+    long long iv = 0;
+    throw_if(cudaMemcpy(&iv, static_cast<const long long*>(expected) + h.first_index, 8, cudaMemcpyDeviceToHost), "detail exp");
+    ev = double(iv);
+  }
+  double gv = 0;
+  switch (dtype) {
+    case MGK_BF16: { uint32_t b = uint32_t(gbuf[0] | (gbuf[1] << 8)) << 16; float f; memcpy(&f, &b, 4); gv = f; break; }
+    case MGK_F16: { __half h16; memcpy(&h16, gbuf, 2); gv = double(__half2float(h16)); break; }
+    case MGK_F32: { float f; memcpy(&f, gbuf, 4); gv = f; break; }
+    case MGK_F64: memcpy(&gv, gbuf, 8); break;
+    case MGK_I32: { int32_t v; memcpy(&v, gbuf, 4); gv = v; break; }
+    case MGK_I64: { int64_t v; memcpy(&v, gbuf, 8); gv = double(v); break; }
+    case MGK_U8: gv = gbuf[0]; break;
+  }
+  o.got = gv;
+  o.expected = ev;
+  o.got_nan = gv != gv;
+  if (spec.kind == CheckKind::kRounding) {
+    float sc = 0;
+    throw_if(cudaMemcpy(&sc, scale + h.first_index, 4, cudaMemcpyDeviceToHost), "detail scale");
+    o.bound = spec.factor * spec.unit_roundoff * sc;
+  } else if (spec.kind == CheckKind::kAllclose) {
+    o.bound = spec.atol + spec.rtol * (ev < 0 ? -ev : ev);
+  }
+  return o;
+}
+
+void device_barrier(void* const* flag_peers, int rank, int world, uint64_t epoch, cudaStream_t s) {
+  barrier_kernel<<<1, 128, 0, s>>>(flag_peers, rank, world, epoch);
+  throw_if(cudaGetLastError(), "barrier launch");
+}
+
+std::string dtype_name(mgk_dtype t) {
+  switch (t) {
+    case MGK_BF16: return "bf16";
+    case MGK_F16: return "f16";
+    case MGK_F32: return "f32";
+    case MGK_F64: return "f64";
+    case MGK_I32: return "i32";
+    case MGK_I64: return "i64";
+    case MGK_U8: return "u8";
+  }
+  return "?";
+}
+
+size_t dtype_size(mgk_dtype t) {
+  switch (t) {
+    case MGK_BF16: case MGK_F16: return 2;
+    case MGK_F32: case MGK_I32: return 4;
+    case MGK_F64: case MGK_I64: return 8;
+    case MGK_U8: return 1;
+  }
+  return 0;
+}
+
+bool dtype_is_float(mgk_dtype t) { return t == MGK_BF16 || t == MGK_F16 || t == MGK_F32 || t == MGK_F64; }
+
+}  // namespace mgk::harness

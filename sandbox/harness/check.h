@@ -1,0 +1,49 @@
+// GPU-side judging helpers of the harness: input filling, hashing, poisoning, comparing
+// outputs with the oracle, the cross-GPU alignment barrier and the L2 flush.
+#pragma once
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include <string>
+
+#include "mgk/abi.h"
+
+namespace mgk::harness {
+
+void fill_input(const mgk_input_gen& gen, int rank, void* data, int64_t numel, cudaStream_t s);
+
+// Order-independent 64-bit hash of `bytes` bytes (sum of mixed words), into *out_device.
+void hash_bytes(const void* data, size_t bytes, unsigned long long* out_device, cudaStream_t s);
+
+enum class CheckKind { kExact = 0, kRounding = 1, kAllclose = 2 };
+
+struct CheckSpec {
+  CheckKind kind = CheckKind::kExact;
+  double factor = 1;  // rounding: factor * unit_roundoff * scale
+  double unit_roundoff = 0;
+  double atol = 0, rtol = 0;
+};
+
+// Result of comparing one output with its expected values, read back to the host.
+struct CheckOutcome {
+  unsigned long long failures = 0;
+  long long first_index = -1;  // first failing element (flat index)
+  double got = 0, expected = 0, bound = 0;
+  bool got_nan = false;
+};
+
+// Compares `numel` elements of `got` (dtype) with `expected` (double, or int64 for integer
+// dtypes) and `scale` (for kRounding). Synchronous on `s`.
+CheckOutcome check_output(const void* got, mgk_dtype dtype, int64_t numel, const void* expected,
+                          const float* scale, const CheckSpec& spec, cudaStream_t s);
+
+// One-block kernel: every rank bumps its slot on every peer's flag array to `epoch`, then
+// waits until all W slots of its own array reach `epoch` (bounded: traps after ~10 s).
+// `flags` is a DEVICE array of W peer pointers to W-slot uint64 arrays (symmetric).
+void device_barrier(void* const* flag_peers, int rank, int world, uint64_t epoch, cudaStream_t s);
+
+std::string dtype_name(mgk_dtype t);
+size_t dtype_size(mgk_dtype t);
+bool dtype_is_float(mgk_dtype t);
+
+}  // namespace mgk::harness

@@ -1,0 +1,87 @@
+// One size preset on one rank: the buffers (input sets, outputs, snapshots, oracle
+// results), the two solutions set up for it, and the two things the launcher asks of it:
+// a correctness trial and a timing block.
+#pragma once
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "check.h"
+#include "solution.h"
+#include "symmetric.h"
+
+namespace mgk::harness {
+
+// An error caused by the solution (its setup/run failed, or a CUDA error surfaced while
+// waiting for its work), as opposed to a failure of the harness itself.
+struct SolutionFault : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct TensorPlan {
+  std::string name;
+  mgk_dtype dtype;
+  std::vector<int64_t> shape;
+  int64_t numel = 0;
+  bool symmetric = false;
+  size_t alloc_bytes = 0;  // symmetric: the same on every rank (max over ranks)
+  mgk_input_gen gen{};     // inputs: distribution (seed filled per trial)
+  CheckSpec check;         // outputs
+};
+
+struct RankInfo {
+  int rank, world, device, num_sms;
+  size_t l2_bytes;
+  ncclComm_t comm;
+};
+
+class Preset {
+ public:
+  // Allocates everything (collectively) and sets up the solutions, reference first.
+  Preset(const nlohmann::json& plan, const RankInfo& info, SymmetricHeap& heap, BrokerClient& broker,
+         Solution& reference, Solution* candidate);
+  ~Preset();
+
+  // Fresh inputs from `seed`, poisoned outputs, one call, then every check. Returns
+  // {"correct": bool, "failure": "...", "mismatch": {...}}.
+  nlohmann::json trial(Solution& who, uint64_t seed);
+  // Timed iterations, each on freshly drawn inputs (seeds derived from `block_seed`), with
+  // L2 evicted and the GPUs aligned before each; the last iteration's outputs are checked.
+  nlohmann::json time(Solution& who, uint64_t block_seed, int warmup, int iterations);
+
+ private:
+  void fill_inputs(int set, uint64_t seed);
+  void poison_outputs(cudaStream_t s);
+  std::vector<unsigned long long> hash_inputs();
+  void hash_inputs_async(unsigned long long* slots);  // one slot per input tensor
+  std::vector<mgk_input_gen> gens_for(uint64_t seed) const;
+  // Checks `outputs` (the snapshot or the live buffers) against the oracle for `seed`.
+  nlohmann::json judge(Solution& who, int set, uint64_t seed, bool snapshot_only_failed_check);
+  nlohmann::json compare(const std::vector<void*>& got);
+  void snapshot_after(cudaEvent_t done);
+
+  RankInfo info_;
+  BrokerClient& broker_;
+  Solution& reference_;
+  Solution* candidate_;
+  std::vector<TensorPlan> in_plans_, out_plans_;
+  std::vector<std::vector<mgk_tensor>> inputs_;  // [0][tensor]: one input set
+  std::vector<mgk_tensor> outputs_;
+  std::vector<void*> owned_;                     // cudaMalloc'd buffers to free
+  std::vector<void*> snapshots_, expected_;
+  std::vector<float*> scales_;
+  const SymAllocation* flags_ = nullptr;
+  uint64_t epoch_ = 0;
+  void* flush_ = nullptr;
+  size_t flush_bytes_ = 0;
+  unsigned long long* hash_slot_ = nullptr;
+  unsigned long long* before_slot_ = nullptr;
+  cudaStream_t stream_ = nullptr, side_ = nullptr;
+};
+
+}  // namespace mgk::harness

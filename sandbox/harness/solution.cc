@@ -1,0 +1,115 @@
+#include "solution.h"
+
+#include <dlfcn.h>
+
+#include <cstring>
+#include <stdexcept>
+
+namespace mgk::harness {
+
+namespace {
+struct HarnessLink {
+  SymmetricHeap* heap;
+  BrokerClient* broker;
+};
+
+int sym_alloc_thunk(mgk_ctx* ctx, size_t bytes, mgk_sym_buffer* out) {
+  auto* link = static_cast<HarnessLink*>(ctx->harness);
+  try {
+    const SymAllocation& a = link->heap->allocate(bytes);
+    out->local = a.host_peers[ctx->rank];
+    out->peers = a.device_peers;
+    out->host_peers = a.host_peers.data();
+    out->bytes = bytes;
+    return 0;
+  } catch (const std::exception& e) {
+    snprintf(ctx->error, MGK_ERROR_CAPACITY, "sym_alloc(%zu): %s", bytes, e.what());
+    return 1;
+  }
+}
+
+int host_barrier_thunk(mgk_ctx* ctx) {
+  auto* link = static_cast<HarnessLink*>(ctx->harness);
+  try {
+    link->broker->barrier();
+    return 0;
+  } catch (const std::exception& e) {
+    snprintf(ctx->error, MGK_ERROR_CAPACITY, "host_barrier: %s", e.what());
+    return 1;
+  }
+}
+}  // namespace
+
+Solution::Solution(const std::string& path, const std::string& role, bool need_oracle) : role_(role) {
+  // RTLD_LOCAL keeps the two solutions' symbols apart; RTLD_NOW surfaces link errors here.
+  handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle_) throw std::runtime_error("cannot load the " + role + " " + path + ": " + dlerror());
+  auto sym = [&](const char* name, bool required) -> void* {
+    void* p = dlsym(handle_, name);
+    if (!p && required)
+      throw std::runtime_error("the " + role + " does not export '" + name +
+                               "' (declare it as MGK_EXPORT, extern \"C\")");
+    return p;
+  };
+  setup_ = reinterpret_cast<mgk_setup_fn>(sym("mgk_setup", true));
+  run_ = reinterpret_cast<mgk_run_fn>(sym("mgk_run", true));
+  teardown_ = reinterpret_cast<mgk_teardown_fn>(sym("mgk_teardown", true));
+  oracle_ = reinterpret_cast<mgk_oracle_fn>(sym("mgk_oracle", need_oracle));
+}
+
+Solution::~Solution() {
+  // Not dlclose'd: a solution may leave CUDA objects (streams, modules) behind that the
+  // runtime still refers to at exit.
+  delete static_cast<HarnessLink*>(ctx_.harness);
+}
+
+void Solution::fail(const char* what, int rc) {
+  std::string msg = ctx_.error[0] ? ctx_.error : "(no message in ctx->error)";
+  throw std::runtime_error("the " + role_ + "'s " + what + " returned " + std::to_string(rc) + ": " + msg);
+}
+
+void Solution::setup(int rank, int world, int device, int num_sms, void* nccl_comm,
+                     const std::vector<std::string>& dim_names, const std::vector<int64_t>& dim_values,
+                     SymmetricHeap* heap, BrokerClient* broker) {
+  delete static_cast<HarnessLink*>(ctx_.harness);
+  ctx_ = mgk_ctx{};
+  ctx_.abi_version = MGK_ABI_VERSION;
+  ctx_.rank = rank;
+  ctx_.world_size = world;
+  ctx_.device = device;
+  ctx_.num_sms = num_sms;
+  ctx_.nccl_comm = nccl_comm;
+  dim_names_ = dim_names;
+  dim_values_ = dim_values;
+  dim_name_ptrs_.clear();
+  for (const auto& n : dim_names_) dim_name_ptrs_.push_back(n.c_str());
+  ctx_.num_dims = int(dim_names_.size());
+  ctx_.dim_names = dim_name_ptrs_.data();
+  ctx_.dim_values = dim_values_.data();
+  ctx_.sym_alloc = sym_alloc_thunk;
+  ctx_.host_barrier = host_barrier_thunk;
+  ctx_.harness = new HarnessLink{heap, broker};
+  int rc = setup_(&ctx_);
+  if (rc != 0) fail("mgk_setup", rc);
+  set_up_ = true;
+}
+
+void Solution::run(const mgk_tensor* in, int n_in, const mgk_tensor* out, int n_out, cudaStream_t s) {
+  ctx_.error[0] = '\0';
+  int rc = run_(&ctx_, in, n_in, out, n_out, s);
+  if (rc != 0) fail("mgk_run", rc);
+}
+
+void Solution::oracle(const mgk_oracle_args& args, cudaStream_t s) {
+  ctx_.error[0] = '\0';
+  int rc = oracle_(&ctx_, &args, s);
+  if (rc != 0) fail("mgk_oracle", rc);
+}
+
+void Solution::teardown() {
+  if (!set_up_) return;
+  teardown_(&ctx_);
+  set_up_ = false;
+}
+
+}  // namespace mgk::harness

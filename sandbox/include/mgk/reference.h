@@ -1,0 +1,35 @@
+// Conveniences for references: the NCCL communicator from ctx, dtype mapping, error checks.
+// References are the baselines (PyTorch+NCCL in ParallelKernelBench); they also export the
+// oracle that judges every candidate.
+#pragma once
+#include <nccl.h>
+
+#include "mgk/oracle.cuh"
+#include "mgk/solution.h"
+
+namespace mgk {
+
+inline ncclComm_t comm(mgk_ctx* ctx) { return static_cast<ncclComm_t>(ctx->nccl_comm); }
+
+inline ncclDataType_t nccl_type(mgk_dtype t) {
+  switch (t) {
+    case MGK_BF16: return ncclBfloat16;
+    case MGK_F16: return ncclFloat16;
+    case MGK_F32: return ncclFloat32;
+    case MGK_F64: return ncclFloat64;
+    case MGK_I32: return ncclInt32;
+    case MGK_I64: return ncclInt64;
+    case MGK_U8: return ncclUint8;
+  }
+  return ncclFloat32;
+}
+
+}  // namespace mgk
+
+#define MGK_NCCL_TRY(ctx, expr)                                                               \
+  do {                                                                                         \
+    ncclResult_t mgk_r_ = (expr);                                                              \
+    if (mgk_r_ != ncclSuccess)                                                                 \
+      return mgk::set_error((ctx), "%s:%d: %s: %s", __FILE__, __LINE__, #expr,                 \
+                            ncclGetErrorString(mgk_r_));                                       \
+  } while (0)

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# On a GPU machine: runs the GPU tests and the collective benchmarks in one go, writing logs
+# to OUT. The binaries come from BIN (a build directory, or a folder holding mgk,
+# mgk-harness, gpu_tests and mgk-microbench built elsewhere).
+# Usage: scripts/device-check.sh OUT [BIN] [STEPS]
+#   STEPS: comma-separated subset of: env,doctor,calibrate,tests,bench,repeat,overhead,microbench
+set -uo pipefail
+out="${1:?usage: device-check.sh OUT [BIN] [STEPS]}"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+bin="$(cd "${2:-$root/build}" && pwd)"
+steps=",${3:-env,doctor,calibrate,tests,bench,repeat,overhead,microbench},"
+mkdir -p "$out"
+export MGK_ROOT="$root" MGK_HOME="${MGK_HOME:-/tmp/mgk-home}" MGK_DB="${MGK_DB:-$out/mgk.db}"
+export MGK_TEST_BUILD_DIR="$bin" MGK_TEST_SOURCE_DIR="$root/tests" MGK_HARNESS="$bin/mgk-harness"
+export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+export PATH="/usr/local/cuda/bin:$PATH" LD_LIBRARY_PATH="/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+mgk="$bin/mgk"
+want() { [[ "$steps" == *",$1,"* ]]; }
+section() { echo; echo "===== $* ($(date -u +%H:%M:%S))"; }
+
+if want env; then
+  section environment
+  nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv
+  nvidia-smi topo -m
+  ldd "$bin/mgk-harness" | grep -E "not found|cuda|nccl|cublas" || true
+fi
+if want doctor; then section mgk doctor; "$mgk" doctor; fi
+if want calibrate; then section mgk calibrate; "$mgk" calibrate; fi
+if want tests; then
+  section GPU tests
+  "$bin/gpu_tests" --gtest_color=no 2>&1 | tee "$out/gpu_tests.log" | grep -E "^\[ *(RUN|OK|FAILED|SKIPPED|PASSED) *\]|Failure|Expected|Which is|verdict|error" | head -300
+fi
+if want bench; then
+  section "collective benchmarks: expert vs NCCL (mgk eval, every preset)"
+  for p in all_reduce all_gather reduce_scatter all_to_all broadcast reduce scatter gather; do
+    "$mgk" eval "collectives/$p" --expert --size small,medium,large --json > "$out/bench-$p.json" 2>"$out/bench-$p.err"
+    python3 - "$out/bench-$p.json" "$p" <<'PY'
+import json, sys
+try:
+    r = json.load(open(sys.argv[1]))
+except Exception as e:
+    print(f"{sys.argv[2]:15s} no JSON ({e})"); sys.exit()
+print(f"{sys.argv[2]:15s} {r['verdict']}: {r['message'][:200]}")
+for s in r.get('sizes', []):
+    ref, c = s.get('reference') or {}, s.get('candidate') or {}
+    rf = s.get('roofline_fraction')
+    print(f"   {s['size']:7s} NCCL {ref.get('median_us',0):9.1f} us  expert {c.get('median_us',0):9.1f} us"
+          f"  speedup {s.get('speedup',0):5.2f}x  roofline {'-' if rf is None else f'{rf*100:.0f}%'} ({s.get('roofline_bound','')})")
+PY
+  done
+  python3 - "$out" <<'PY'
+import json, glob, os, sys
+rows = {}
+for f in sorted(glob.glob(os.path.join(sys.argv[1], 'bench-*.json'))):
+    try: rows[os.path.basename(f)[6:-5]] = json.load(open(f))
+    except Exception: pass
+json.dump(rows, open(os.path.join(sys.argv[1], 'bench.json'), 'w'), indent=1)
+PY
+  rm -f "$out"/bench-*.json
+fi
+if want repeat; then
+  section "repeatability: the same kernel twice at the medium size"
+  for i in 1 2; do
+    "$mgk" eval collectives/all_reduce --expert --size medium --json --no-store 2>/dev/null |
+      python3 -c "import json,sys; r=json.load(sys.stdin); s=r['sizes'][0]; print('run $i: reference %.2f us, expert %.2f us' % (s['reference']['median_us'], s['candidate']['median_us']))"
+  done
+fi
+if want overhead; then
+  section "overhead: compile a typical candidate (cold cache), then evaluate at three sizes (cached)"
+  cold="$(mktemp -d)"
+  start=$(date +%s.%N)
+  MGK_HOME="$cold" "$mgk" eval collectives/all_reduce --expert --compile-only --no-store
+  echo "compile, cold cache: $(echo "$(date +%s.%N) - $start" | bc) s"
+  start=$(date +%s.%N)
+  MGK_HOME="$cold" "$mgk" eval collectives/all_reduce --expert --size small,medium,large --no-store > /dev/null
+  echo "evaluate at 3 sizes (compiled): $(echo "$(date +%s.%N) - $start" | bc) s wall"
+fi
+if want microbench; then
+  section "mechanism micro-benchmark"
+  if [ -x "$bin/mgk-microbench" ]; then
+    "$bin/mgk-microbench" --csv "$out/microbench.csv" 2>&1 | tail -60
+    python3 "$root/bench/plot_microbench.py" "$out/microbench.csv" "$out/microbench.png" || true
+  else
+    echo "mgk-microbench not built"
+  fi
+fi
+section done

@@ -1,0 +1,69 @@
+// mgk calibrate: measure this machine's ceilings (HBM, bf16 tensor FLOP/s, peer links) for
+// the roofline, and store them.
+#include <cstdio>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/options.h"
+#include "common/log.h"
+
+namespace mgk::cli {
+
+namespace {
+
+struct CalibrateArgs {
+  std::string gpus;
+  bool show = false, json = false;
+};
+
+void print(const nlohmann::json& c) {
+  for (const auto& g : c["gpus"])
+    std::printf("GPU %d %s: HBM %.0f GB/s (copy, read+write), bf16 dense %.0f TFLOP/s (cuBLAS)\n", g["gpu"].get<int>(),
+                g["name"].get<std::string>().c_str(), g["hbm_bytes_per_s"].get<double>() / 1e9,
+                g["bf16_flops_per_s"].get<double>() / 1e12);
+  for (const auto& p : c["pairs"]) {
+    if (!p.value("peer_access", false)) {
+      std::printf("GPU %d -> %d: no peer access\n", p["src"].get<int>(), p["dst"].get<int>());
+      continue;
+    }
+    std::printf("GPU %d -> %d: copy engine %.0f GB/s, SM stores %.0f GB/s (one direction)\n", p["src"].get<int>(),
+                p["dst"].get<int>(), p["copy_engine_bytes_per_s"].get<double>() / 1e9,
+                p["sm_store_bytes_per_s"].get<double>() / 1e9);
+  }
+  eval::Peaks k = eval::Peaks::from_calibration(c);
+  std::printf("roofline peaks: HBM %.0f GB/s, bf16 %.0f TFLOP/s, link %.0f GB/s\n", k.hbm_bytes_per_s / 1e9,
+              k.flops_per_s / 1e12, k.link_bytes_per_s / 1e9);
+}
+
+ExitCode run_calibrate(const CalibrateArgs& a, const Globals& g) {
+  eval::MachineInfo m = eval::probe_machine();
+  if (m.gpus.empty()) throw Error("no GPU visible (" + m.error + "): nothing to calibrate");
+  auto store = open_store(g);
+  if (a.show) {
+    auto c = store.latest_calibration(machine_key(m));
+    if (!c) throw UsageError("no calibration stored for " + m.machine_key() + ": run 'mgk calibrate'");
+    if (a.json) std::cout << c->dump(2) << "\n";
+    else print(*c);
+    return ExitCode::kOk;
+  }
+  std::vector<int> gpus = a.gpus.empty() ? std::vector<int>{} : parse_int_list(a.gpus, "--gpus");
+  log::info("calibrating " + m.machine_key() + " (about a minute)...");
+  nlohmann::json c = eval::run_calibration(gpus);
+  store.record_calibration(machine_key(m), c);
+  if (a.json) std::cout << c.dump(2) << "\n";
+  else print(c);
+  return ExitCode::kOk;
+}
+
+}  // namespace
+
+void add_calibrate_command(CLI::App& root, Globals& g) {
+  auto a = std::make_shared<CalibrateArgs>();
+  CLI::App* c = root.add_subcommand("calibrate", "Measure HBM bandwidth, bf16 FLOP/s and peer bandwidth; store them for the roofline");
+  c->add_option("--gpus", a->gpus, "GPUs to measure, e.g. 0,1 (default: all visible)");
+  c->add_flag("--show", a->show, "Print the stored calibration of this machine instead of measuring");
+  c->add_flag("--json", a->json, "JSON output");
+  c->callback([a, &g] { g.exit_code = run_calibrate(*a, g); });
+}
+
+}  // namespace mgk::cli

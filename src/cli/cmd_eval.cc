@@ -1,0 +1,115 @@
+// mgk eval PROBLEM KERNEL.cu: the evaluator by hand.
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/options.h"
+#include "common/log.h"
+#include "eval/evaluate.h"
+#include "eval/report.h"
+#include "problems/catalog.h"
+
+namespace mgk::cli {
+
+namespace {
+
+struct EvalArgs {
+  std::string problem, kernel, gpus, sizes, dtype, arch;
+  int world = 2, trials = 3, iterations = 100;
+  double timeout = 20;
+  bool reference = false, expert = false, compile_only = false, no_time = false, json = false, no_store = false;
+  std::vector<std::string> defines, nvcc_flags;
+};
+
+ExitCode exit_code_for(eval::Verdict v) {
+  switch (v) {
+    case eval::Verdict::kCorrect:
+    case eval::Verdict::kCompiled: return ExitCode::kOk;
+    case eval::Verdict::kTimeout: return ExitCode::kTimeout;
+    case eval::Verdict::kInfrastructure: return ExitCode::kInfrastructure;
+    default: return ExitCode::kIncorrect;
+  }
+}
+
+void record(const Globals& g, const EvalArgs& a, const eval::EvalOptions& o, const eval::EvalResult& r) {
+  auto store = open_store(g);
+  std::ifstream in(o.kernel_is_reference ? problems::load(o.problem).reference_path() : o.kernel);
+  std::stringstream src;
+  src << in.rdbuf();
+  std::string hash = store.put_kernel(src.str());
+  int64_t run = store.begin_run({"eval", "", {{"problem", o.problem}, {"kernel", a.kernel}, {"world", o.world_size}}});
+  auto rec = store::EvaluationRecord::from_result(r.to_json(), hash);
+  rec.run_id = run;
+  store.record_evaluation(rec);
+  store.finish_run(run, store::Status::kDone, {{"verdict", eval::to_string(r.verdict)}});
+}
+
+ExitCode run_eval(const EvalArgs& a, const Globals& g) {
+  eval::EvalOptions o;
+  o.problem = a.problem;
+  if (a.reference + a.expert + !a.kernel.empty() != 1)
+    throw UsageError("give exactly one of: a KERNEL file, --reference, --expert");
+  if (a.reference) o.kernel_is_reference = true;
+  else if (a.expert) o.kernel = problems::load(a.problem).expert_path();
+  else o.kernel = a.kernel;
+  o.world_size = a.world;
+  if (!a.gpus.empty()) {
+    o.gpus = parse_int_list(a.gpus, "--gpus");
+    if (a.world == 2 && o.gpus.size() != 2) o.world_size = int(o.gpus.size());  // --gpus alone sets the world
+  }
+  if (o.world_size < 1) throw UsageError("--world must be at least 1");
+  o.sizes = split_list(a.sizes);
+  o.dtype = a.dtype;
+  o.arch = a.arch;
+  o.trials = a.trials;
+  if (o.trials < 1) throw UsageError("--trials must be at least 1");
+  o.timing_iterations = a.iterations;
+  o.time = !a.no_time;
+  o.compile_only = a.compile_only;
+  o.timeout_seconds = a.timeout;
+  o.defines = a.defines;
+  o.nvcc_flags = a.nvcc_flags;
+  eval::MachineInfo machine;
+  if (!a.compile_only) {
+    machine = eval::probe_machine();
+    o.peaks = stored_peaks(g, machine);
+    if (!o.peaks && !machine.gpus.empty())
+      log::info("no calibration for this machine yet: run 'mgk calibrate' to get roofline fractions");
+  }
+  eval::EvalResult r = eval::evaluate(o);
+  if (a.json) std::cout << r.to_json().dump(2) << "\n";
+  else std::cout << eval::format_report(r, machine.gpu_model());
+  if (!r.compile_log.empty() && !a.json && (r.verdict == eval::Verdict::kCompileError || g.verbose))
+    std::cout << "--- nvcc output ---\n" << r.compile_log << "\n";
+  if (!a.no_store) record(g, a, o, r);
+  return exit_code_for(r.verdict);
+}
+
+}  // namespace
+
+void add_eval_command(CLI::App& root, Globals& g) {
+  auto a = std::make_shared<EvalArgs>();
+  CLI::App* c = root.add_subcommand("eval", "Compile a kernel, run it with the reference on every GPU of a group, check and time it");
+  c->add_option("problem", a->problem, "Problem name, e.g. collectives/all_reduce (see 'mgk problems')")->required();
+  c->add_option("kernel", a->kernel, "The candidate kernel file (.cu) implementing the solution ABI");
+  c->add_flag("--reference", a->reference, "Evaluate the problem's reference against itself");
+  c->add_flag("--expert", a->expert, "Evaluate the problem's expert solution (expert.cu)");
+  c->add_option("--world", a->world, "Number of ranks (one GPU each)")->capture_default_str();
+  c->add_option("--gpus", a->gpus, "GPU indices to use, e.g. 0,1 (default: the first --world visible ones)");
+  c->add_option("--size", a->sizes, "Size presets, comma-separated (default: the problem's defaults)");
+  c->add_option("--dtype", a->dtype, "Element type for problems that take several (e.g. bf16, f32)");
+  c->add_option("--arch", a->arch, "nvcc target, e.g. sm_90a (default: from the GPU)");
+  c->add_option("--trials", a->trials, "Correctness trials per size, each with fresh inputs")->capture_default_str();
+  c->add_option("--iterations", a->iterations, "Timed iterations per solution per size")->capture_default_str();
+  c->add_option("--timeout", a->timeout, "Seconds a phase may take before it counts as a hang")->capture_default_str();
+  c->add_flag("--compile-only", a->compile_only, "Only compile (works without a GPU)");
+  c->add_flag("--no-time", a->no_time, "Check correctness only");
+  c->add_option("-D,--define", a->defines, "Extra define for the kernel, NAME=VALUE (repeatable)");
+  c->add_option("--nvcc-flag", a->nvcc_flags, "Extra nvcc flag (repeatable)");
+  c->add_flag("--json", a->json, "Print the whole result as JSON");
+  c->add_flag("--no-store", a->no_store, "Do not record the evaluation in the store");
+  c->callback([a, &g] { g.exit_code = run_eval(*a, g); });
+}
+
+}  // namespace mgk::cli

@@ -1,0 +1,49 @@
+// mgk merge SHARD.db... --into DB: gather the stores written by the tasks of a job array.
+#include <iostream>
+
+#include "cli/commands.h"
+#include "store/store.h"
+
+namespace mgk::cli {
+
+namespace {
+
+struct MergeArgs {
+  std::vector<std::string> shards;
+  std::string into;
+};
+
+std::string count(int n, const char* noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
+void run_merge(const MergeArgs& a) {
+  store::Store target = store::Store::open(a.into);
+  for (const auto& shard : a.shards) {
+    store::MergeReport r = target.merge_from(shard);
+    std::cout << "merged " << shard << ": " << count(r.runs, "run") << ", "
+              << count(r.attempts, "attempt") << ", " << count(r.turns, "turn") << ", "
+              << count(r.evaluations, "evaluation") << ", " << count(r.kernels_added, "new kernel")
+              << ", " << count(r.tuning_trials, "tuning trial") << ", "
+              << count(r.calibrations, "calibration");
+    if (r.runs_already_present > 0)
+      std::cout << " (" << count(r.runs_already_present, "run") << " already in " << a.into << ")";
+    std::cout << "\n";
+  }
+}
+
+}  // namespace
+
+void add_merge_command(CLI::App& root, Globals& g) {
+  auto a = std::make_shared<MergeArgs>();
+  CLI::App* c = root.add_subcommand(
+      "merge", "Merge stores written by separate jobs (e.g. a Slurm array) into one");
+  c->add_option("shards", a->shards, "The store files to merge")->required();
+  c->add_option("--into", a->into, "The store to merge into (created if missing)")->required();
+  c->callback([a, &g] {
+    run_merge(*a);
+    g.exit_code = ExitCode::kOk;
+  });
+}
+
+}  // namespace mgk::cli

@@ -1,0 +1,24 @@
+// Small pieces several subcommands share: list parsing, the store, the calibration.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/app.h"
+#include "eval/machine.h"
+#include "store/store.h"
+
+namespace mgk::cli {
+
+// "0,1,3" -> {0,1,3}; UsageError naming the option on anything else.
+std::vector<int> parse_int_list(const std::string& text, const std::string& option);
+// "small,large" -> {"small","large"}
+std::vector<std::string> split_list(const std::string& text);
+
+store::Store open_store(const Globals& g);
+store::MachineKey machine_key(const eval::MachineInfo& m);
+
+// Peaks of the latest calibration of this machine, if `mgk calibrate` was run.
+std::optional<eval::Peaks> stored_peaks(const Globals& g, const eval::MachineInfo& m);
+
+}  // namespace mgk::cli

@@ -1,0 +1,37 @@
+#include "common/interrupt.h"
+
+#include <signal.h>
+
+#include <atomic>
+
+namespace mgk {
+
+namespace {
+std::atomic<bool> flag{false};
+
+void on_signal(int sig) {
+  if (flag.exchange(true)) {
+    signal(sig, SIG_DFL);  // second signal: give up gracefully handling it
+    raise(sig);
+  }
+}
+}  // namespace
+
+void install_interrupt_handler() {
+  static std::atomic<bool> installed{false};
+  if (installed.exchange(true)) return;
+  struct sigaction sa{};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+bool interrupted() { return flag.load(); }
+void clear_interrupt() { flag = false; }
+
+void throw_if_interrupted() {
+  if (interrupted()) throw Interrupted();
+}
+
+}  // namespace mgk

@@ -1,0 +1,66 @@
+#include "eval/report.h"
+
+#include <cstdio>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace mgk::eval {
+
+std::string format_us(double us) {
+  char b[32];
+  if (us >= 10000) snprintf(b, sizeof(b), "%.1f ms", us / 1000);
+  else if (us >= 1000) snprintf(b, sizeof(b), "%.2f ms", us / 1000);
+  else if (us >= 100) snprintf(b, sizeof(b), "%.0f us", us);
+  else if (us >= 10) snprintf(b, sizeof(b), "%.1f us", us);
+  else snprintf(b, sizeof(b), "%.2f us", us);
+  return b;
+}
+
+namespace {
+std::string cell_time(const std::optional<Timing>& t) {
+  if (!t) return "-";
+  return format_us(t->median_us) + " (" + format_us(t->p10_us) + "-" + format_us(t->p90_us) + ")";
+}
+
+std::string pad(const std::string& s, size_t w) { return s.size() >= w ? s + " " : s + std::string(w - s.size(), ' '); }
+}  // namespace
+
+std::string format_report(const EvalResult& r, const std::string& gpu_model) {
+  std::ostringstream out;
+  std::string gpus;
+  for (int g : r.gpus) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
+  out << r.problem << " on " << r.world_size << " x " << gpu_model << (gpus.empty() ? "" : " (GPUs " + gpus + ")")
+      << ", kernel " << r.kernel_hash.substr(0, 12) << (r.compile_cached ? " (compile cached)" : "") << "\n";
+  if (!r.sizes.empty()) {
+    out << pad("size", 8) << pad("trials", 8) << pad("reference median (p10-p90)", 30)
+        << pad("candidate median (p10-p90)", 30) << pad("speedup", 9) << pad("roofline", 14) << "verdict\n";
+    for (const auto& s : r.sizes) {
+      char sp[32] = "-";
+      if (s.speedup > 0) snprintf(sp, sizeof(sp), "%.2fx", s.speedup);
+      std::string roof = "-";
+      if (s.roofline_fraction) {
+        char b[32];
+        snprintf(b, sizeof(b), "%.0f%% %s", *s.roofline_fraction * 100, s.roofline_bound.c_str());
+        roof = b;
+      }
+      out << pad(s.size, 8) << pad(std::to_string(s.trials_passed), 8) << pad(cell_time(s.reference), 30)
+          << pad(cell_time(s.candidate), 30) << pad(sp, 9) << pad(roof, 14) << (s.correct ? "correct" : "INCORRECT")
+          << "\n";
+      if (!s.correct) {
+        out << "  why: " << s.failure << "\n";
+        if (!s.mismatch.empty()) {
+          auto m = nlohmann::json::parse(s.mismatch);
+          out << "  first mismatch: output '" << m.value("output", "") << "' rank " << m.value("rank", -1) << " index "
+              << m.value("index", "") << ": got " << m["got"].dump() << ", expected " << m["expected"].dump();
+          if (m.value("bound", 0.0) > 0) out << " (allowed error " << m["bound"].dump() << ")";
+          out << "; " << m.value("failures", 0ull) << " of " << m.value("numel", 0ll) << " elements wrong\n";
+        }
+      }
+    }
+  }
+  out << "verdict: " << to_string(r.verdict) << ": " << r.message << "\n";
+  return out.str();
+}
+
+}  // namespace mgk::eval

@@ -1,0 +1,99 @@
+#include "eval/result.h"
+
+#include "common/error.h"
+
+namespace mgk::eval {
+
+namespace {
+constexpr std::pair<Verdict, const char*> kNames[] = {
+    {Verdict::kCorrect, "correct"},         {Verdict::kIncorrect, "incorrect"},
+    {Verdict::kCompileError, "compile_error"}, {Verdict::kRuntimeError, "runtime_error"},
+    {Verdict::kTimeout, "timeout"},         {Verdict::kInfrastructure, "infrastructure"},
+    {Verdict::kCompiled, "compiled"},
+};
+
+nlohmann::json timing_json(const Timing& t) {
+  return {{"median_us", t.median_us}, {"p10_us", t.p10_us},         {"p90_us", t.p90_us},
+          {"min_us", t.min_us},       {"iterations", t.iterations}, {"per_rank_median_us", t.per_rank_median_us}};
+}
+
+Timing timing_from(const nlohmann::json& j) {
+  Timing t;
+  t.median_us = j.value("median_us", 0.0);
+  t.p10_us = j.value("p10_us", 0.0);
+  t.p90_us = j.value("p90_us", 0.0);
+  t.min_us = j.value("min_us", 0.0);
+  t.iterations = j.value("iterations", 0);
+  t.per_rank_median_us = j.value("per_rank_median_us", std::vector<double>{});
+  return t;
+}
+}  // namespace
+
+const char* to_string(Verdict v) {
+  for (const auto& [k, n] : kNames)
+    if (k == v) return n;
+  return "unknown";
+}
+
+Verdict verdict_from_string(const std::string& s) {
+  for (const auto& [k, n] : kNames)
+    if (s == n) return k;
+  throw Error("unknown verdict '" + s + "'");
+}
+
+nlohmann::json EvalResult::to_json() const {
+  nlohmann::json sj = nlohmann::json::array();
+  for (const auto& s : sizes) {
+    nlohmann::json j{{"size", s.size},
+                     {"correct", s.correct},
+                     {"trials_passed", s.trials_passed},
+                     {"failure", s.failure},
+                     {"speedup", s.speedup},
+                     {"roofline_us", s.roofline_us},
+                     {"roofline_bound", s.roofline_bound}};
+    j["mismatch"] = s.mismatch.empty() ? nlohmann::json(nullptr) : nlohmann::json::parse(s.mismatch);
+    j["reference"] = s.reference ? timing_json(*s.reference) : nlohmann::json(nullptr);
+    j["candidate"] = s.candidate ? timing_json(*s.candidate) : nlohmann::json(nullptr);
+    j["roofline_fraction"] = s.roofline_fraction ? nlohmann::json(*s.roofline_fraction) : nlohmann::json(nullptr);
+    sj.push_back(j);
+  }
+  return {{"verdict", to_string(verdict)}, {"message", message},       {"problem", problem},
+          {"world_size", world_size},      {"gpus", gpus},             {"kernel_hash", kernel_hash},
+          {"compile_log", compile_log},    {"compile_seconds", compile_seconds},
+          {"compile_cached", compile_cached}, {"wall_seconds", wall_seconds}, {"phase", phase},
+          {"sizes", sj}};
+}
+
+EvalResult EvalResult::from_json(const nlohmann::json& j) {
+  EvalResult r;
+  r.verdict = verdict_from_string(j.value("verdict", "infrastructure"));
+  r.message = j.value("message", "");
+  r.problem = j.value("problem", "");
+  r.world_size = j.value("world_size", 0);
+  r.gpus = j.value("gpus", std::vector<int>{});
+  r.kernel_hash = j.value("kernel_hash", "");
+  r.compile_log = j.value("compile_log", "");
+  r.compile_seconds = j.value("compile_seconds", 0.0);
+  r.compile_cached = j.value("compile_cached", false);
+  r.wall_seconds = j.value("wall_seconds", 0.0);
+  r.phase = j.value("phase", "");
+  for (const auto& sj : j.value("sizes", nlohmann::json::array())) {
+    SizeResult s;
+    s.size = sj.value("size", "");
+    s.correct = sj.value("correct", false);
+    s.trials_passed = sj.value("trials_passed", 0);
+    s.failure = sj.value("failure", "");
+    if (sj.contains("mismatch") && !sj["mismatch"].is_null()) s.mismatch = sj["mismatch"].dump();
+    if (sj.contains("reference") && !sj["reference"].is_null()) s.reference = timing_from(sj["reference"]);
+    if (sj.contains("candidate") && !sj["candidate"].is_null()) s.candidate = timing_from(sj["candidate"]);
+    s.speedup = sj.value("speedup", 0.0);
+    if (sj.contains("roofline_fraction") && !sj["roofline_fraction"].is_null())
+      s.roofline_fraction = sj["roofline_fraction"].get<double>();
+    s.roofline_us = sj.value("roofline_us", 0.0);
+    s.roofline_bound = sj.value("roofline_bound", "");
+    r.sizes.push_back(std::move(s));
+  }
+  return r;
+}
+
+}  // namespace mgk::eval

@@ -1,0 +1,121 @@
+#include "problems/resolve.h"
+
+#include <algorithm>
+
+#include "common/error.h"
+
+namespace mgk::problems {
+
+namespace {
+
+void check_world(const Spec& spec, int world_size) {
+  if (world_size < spec.min_world || world_size > spec.max_world)
+    throw UsageError(spec.name + " runs on " + std::to_string(spec.min_world) + " to " +
+                     std::to_string(spec.max_world) + " ranks, not " + std::to_string(world_size));
+}
+
+std::string choose_dtype(const Spec& spec, const std::string& dtype) {
+  if (dtype.empty()) return spec.dtypes.empty() ? "" : spec.dtypes.front();
+  if (std::find(spec.dtypes.begin(), spec.dtypes.end(), dtype) == spec.dtypes.end()) {
+    std::string valid;
+    for (const auto& d : spec.dtypes) valid += (valid.empty() ? "" : ", ") + d;
+    throw UsageError(spec.name + " has no dtype '" + dtype + "' (valid: " + valid + ")");
+  }
+  return dtype;
+}
+
+ResolvedTensor resolve_tensor(const Spec& spec, const TensorSpec& t, const std::string& dtype,
+                              const expr::Vars& vars, int world_size) {
+  ResolvedTensor r;
+  r.name = t.name;
+  r.dtype = dtype_from_string(t.dtype == "T" ? dtype : t.dtype);
+  r.symmetric = t.symmetric;
+  r.spec = &t;
+  auto shape_at = [&](const expr::Vars& v) {
+    std::vector<long long> shape;
+    long long n = 1;
+    for (const auto& e : t.shape) {
+      shape.push_back(with_context("in " + spec.name + " tensor " + t.name,
+                                   [&] { return expr::evaluate_count(e, v); }));
+      n *= shape.back();
+    }
+    return std::make_pair(shape, n);
+  };
+  std::tie(r.shape, r.numel) = shape_at(vars);
+  for (int rank = 0; rank < world_size; ++rank) {
+    expr::Vars v = vars;
+    v["R"] = rank;
+    r.max_bytes_over_ranks = std::max(r.max_bytes_over_ranks, shape_at(v).second * dtype_bytes(r.dtype));
+  }
+  return r;
+}
+
+}  // namespace
+
+expr::Vars size_dims(const Spec& spec, const std::string& size, int world_size) {
+  auto it = spec.sizes.find(size);
+  if (it == spec.sizes.end()) {
+    std::string valid;
+    for (const auto& n : spec.size_names) valid += (valid.empty() ? "" : ", ") + n;
+    throw UsageError(spec.name + " has no size preset '" + size + "' (valid: " + valid + ")");
+  }
+  expr::Vars vars{{"W", double(world_size)}};
+  // Dims may refer to W and to dims defined before them in the file's order; std::map
+  // order is alphabetical, so resolve by repeated passes.
+  std::map<std::string, std::string> pending = it->second;
+  while (!pending.empty()) {
+    size_t before = pending.size();
+    for (auto p = pending.begin(); p != pending.end();) {
+      auto needed = expr::names(p->second);
+      bool ready = std::all_of(needed.begin(), needed.end(), [&](const std::string& n) { return vars.count(n); });
+      if (ready) {
+        vars[p->first] = with_context("in " + spec.name + " size " + size,
+                                      [&] { return double(expr::evaluate_count(p->second, vars)); });
+        p = pending.erase(p);
+      } else {
+        ++p;
+      }
+    }
+    if (pending.size() == before)
+      throw UsageError(spec.name + " size " + size + ": dim '" + pending.begin()->first +
+                       "' refers to an unknown or circular name");
+  }
+  return vars;
+}
+
+Resolved resolve(const Spec& spec, const std::string& size, const std::string& dtype,
+                 int world_size, int rank) {
+  check_world(spec, world_size);
+  Resolved r;
+  r.size = size;
+  r.world_size = world_size;
+  r.rank = rank;
+  std::string dt = choose_dtype(spec, dtype);
+  r.dtype = dtype_from_string(dt.empty() ? "f32" : dt);
+  r.dims = size_dims(spec, size, world_size);
+  r.dims["R"] = rank;
+  for (const auto& t : spec.inputs) r.inputs.push_back(resolve_tensor(spec, t, dt, r.dims, world_size));
+  for (const auto& t : spec.outputs) r.outputs.push_back(resolve_tensor(spec, t, dt, r.dims, world_size));
+  expr::Vars cv = r.dims;
+  cv["ELT"] = dtype_bytes(r.dtype);  // bytes per element of the problem's dtype
+  with_context("in " + spec.name + " cost model", [&] {
+    r.cost.flops = expr::evaluate(spec.cost.flops, cv);
+    r.cost.hbm_bytes = expr::evaluate(spec.cost.hbm_bytes, cv);
+    r.cost.link_bytes = expr::evaluate(spec.cost.link_bytes, cv);
+  });
+  return r;
+}
+
+ResolvedCost max_cost_over_ranks(const Spec& spec, const std::string& size,
+                                 const std::string& dtype, int world_size) {
+  ResolvedCost m;
+  for (int rank = 0; rank < world_size; ++rank) {
+    auto c = resolve(spec, size, dtype, world_size, rank).cost;
+    m.flops = std::max(m.flops, c.flops);
+    m.hbm_bytes = std::max(m.hbm_bytes, c.hbm_bytes);
+    m.link_bytes = std::max(m.link_bytes, c.link_bytes);
+  }
+  return m;
+}
+
+}  // namespace mgk::problems

@@ -1,0 +1,201 @@
+#include "problems/spec.h"
+
+#include <cmath>
+#include <fstream>
+
+#include "common/error.h"
+#include "common/expr.h"
+
+namespace mgk::problems {
+
+namespace {
+struct DTypeInfo {
+  const char* name;
+  DType type;
+  int bytes;
+  bool is_float;
+  double unit_roundoff;
+};
+constexpr DTypeInfo kDTypes[] = {
+    {"bf16", DType::kBF16, 2, true, 0x1p-8},  {"f16", DType::kF16, 2, true, 0x1p-11},
+    {"f32", DType::kF32, 4, true, 0x1p-24},   {"f64", DType::kF64, 8, true, 0x1p-53},
+    {"i32", DType::kI32, 4, false, 0},        {"i64", DType::kI64, 8, false, 0},
+    {"u8", DType::kU8, 1, false, 0},
+};
+const DTypeInfo& info(DType t) {
+  for (const auto& d : kDTypes)
+    if (d.type == t) return d;
+  throw Error("unknown dtype enum");
+}
+}  // namespace
+
+DType dtype_from_string(const std::string& s) {
+  std::string valid;
+  for (const auto& d : kDTypes) {
+    if (s == d.name) return d.type;
+    valid += std::string(valid.empty() ? "" : ", ") + d.name;
+  }
+  throw UsageError("unknown dtype '" + s + "' (valid: " + valid + ")");
+}
+const char* to_string(DType t) { return info(t).name; }
+int dtype_bytes(DType t) { return info(t).bytes; }
+bool is_float(DType t) { return info(t).is_float; }
+double unit_roundoff(DType t) { return info(t).unit_roundoff; }
+
+namespace {
+
+class Reader {
+ public:
+  explicit Reader(std::string where) : where_(std::move(where)) {}
+  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
+    throw UsageError(where_ + ": field '" + field + "': " + what);
+  }
+  const std::string& where() const { return where_; }
+
+ private:
+  std::string where_;
+};
+
+std::string expr_string(const Reader& r, const std::string& field, const nlohmann::json& v) {
+  if (v.is_string()) {
+    expr::names(v.get<std::string>());  // syntax check now, not at evaluation time
+    return v.get<std::string>();
+  }
+  if (v.is_number_integer()) return std::to_string(v.get<long long>());
+  if (v.is_number()) return std::to_string(v.get<double>());
+  r.fail(field, "expected an expression (string or number)");
+}
+
+TensorSpec parse_tensor(const Reader& r, const nlohmann::json& j, const std::string& field,
+                        bool is_output, const std::vector<std::string>& dtypes) {
+  TensorSpec t;
+  if (!j.is_object()) r.fail(field, "expected an object");
+  t.name = j.value("name", "");
+  if (t.name.empty()) r.fail(field, "missing 'name'");
+  std::string f = field + "." + t.name;
+  t.dtype = j.value("dtype", "T");
+  if (t.dtype != "T") dtype_from_string(t.dtype);
+  else if (dtypes.empty()) r.fail(f + ".dtype", "'T' used but the problem lists no 'dtypes'");
+  if (!j.contains("shape") || !j["shape"].is_array()) r.fail(f + ".shape", "expected an array");
+  for (size_t i = 0; i < j["shape"].size(); ++i)
+    t.shape.push_back(expr_string(r, f + ".shape[" + std::to_string(i) + "]", j["shape"][i]));
+  if (t.shape.size() > 8) r.fail(f + ".shape", "at most 8 dimensions");
+  t.symmetric = j.value("symmetric", false);
+  t.description = j.value("description", "");
+  if (!is_output) {
+    if (j.contains("init")) {
+      const auto& init = j["init"];
+      t.init.dist = init.value("dist", "normal");
+      if (t.init.dist == "normal") {
+        t.init.a = init.value("mean", 0.0);
+        t.init.b = init.value("std", 1.0);
+      } else if (t.init.dist == "uniform" || t.init.dist == "randint") {
+        if (!init.contains("low") || !init.contains("high"))
+          r.fail(f + ".init", "'" + t.init.dist + "' needs 'low' and 'high'");
+        t.init.a = init["low"].get<double>();
+        t.init.b = init["high"].get<double>();
+        if (!(t.init.b > t.init.a)) r.fail(f + ".init", "'high' must exceed 'low'");
+      } else {
+        r.fail(f + ".init.dist", "'" + t.init.dist + "' (valid: normal, uniform, randint)");
+      }
+    }
+  } else {
+    const auto& tol = j.value("tolerance", nlohmann::json::object());
+    std::string kind = tol.value("kind", "exact");
+    if (kind == "exact") {
+      t.tolerance.kind = ToleranceKind::kExact;
+    } else if (kind == "rounding") {
+      t.tolerance.kind = ToleranceKind::kRounding;
+      t.tolerance.factor = expr_string(r, f + ".tolerance.factor", tol.value("factor", nlohmann::json("1")));
+    } else if (kind == "allclose") {
+      t.tolerance.kind = ToleranceKind::kAllclose;
+      t.tolerance.atol = tol.value("atol", 0.0);
+      t.tolerance.rtol = tol.value("rtol", 0.0);
+      if (t.tolerance.atol <= 0 && t.tolerance.rtol <= 0)
+        r.fail(f + ".tolerance", "allclose needs a positive 'atol' or 'rtol'");
+    } else {
+      r.fail(f + ".tolerance.kind", "'" + kind + "' (valid: exact, rounding, allclose)");
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+Spec parse_spec(const nlohmann::json& j, const std::string& name, const std::filesystem::path& dir) {
+  Reader r(name + " (" + (dir / "problem.json").string() + ")");
+  if (!j.is_object()) r.fail("<root>", "expected a JSON object");
+  Spec s;
+  s.name = name;
+  s.dir = dir;
+  s.category = name.substr(0, name.find('/'));
+  s.title = j.value("title", name);
+  if (j.contains("pkb_id")) s.pkb_id = j["pkb_id"].get<int>();
+  if (j.contains("world_size")) {
+    s.min_world = j["world_size"].value("min", 2);
+    s.max_world = j["world_size"].value("max", 72);
+    if (s.min_world < 1 || s.max_world < s.min_world) r.fail("world_size", "need 1 <= min <= max");
+  }
+  if (j.contains("dtypes")) {
+    for (const auto& d : j["dtypes"]) {
+      dtype_from_string(d.get<std::string>());
+      s.dtypes.push_back(d.get<std::string>());
+    }
+  }
+  if (!j.contains("sizes") || !j["sizes"].is_array() || j["sizes"].empty())
+    r.fail("sizes", "expected a non-empty array of {\"name\": ..., \"dims\": {...}}");
+  for (const auto& p : j["sizes"]) {
+    std::string pname = p.value("name", "");
+    if (pname.empty()) r.fail("sizes", "a preset without 'name'");
+    if (s.sizes.count(pname)) r.fail("sizes", "preset '" + pname + "' given twice");
+    auto& dims = s.sizes[pname];
+    const nlohmann::json dims_json = p.value("dims", nlohmann::json::object());
+    for (const auto& [k, v] : dims_json.items()) {
+      if (k == "W" || k == "R") r.fail("sizes." + pname, "'W' and 'R' are reserved names");
+      dims[k] = expr_string(r, "sizes." + pname + "." + k, v);
+    }
+    s.size_names.push_back(pname);
+  }
+  if (j.contains("default_sizes")) {
+    for (const auto& d : j["default_sizes"]) {
+      std::string dn = d.get<std::string>();
+      if (!s.sizes.count(dn)) r.fail("default_sizes", "unknown preset '" + dn + "'");
+      s.default_sizes.push_back(dn);
+    }
+  } else {
+    s.default_sizes = s.size_names;
+  }
+  for (const char* key : {"inputs", "outputs"}) {
+    if (!j.contains(key) || !j[key].is_array() || j[key].empty())
+      r.fail(key, "expected a non-empty array of tensors");
+    bool out = std::string(key) == "outputs";
+    for (const auto& t : j[key]) (out ? s.outputs : s.inputs).push_back(parse_tensor(r, t, key, out, s.dtypes));
+  }
+  if (j.contains("cost")) {
+    const auto& c = j["cost"];
+    if (c.contains("flops")) s.cost.flops = expr_string(r, "cost.flops", c["flops"]);
+    if (c.contains("hbm_bytes")) s.cost.hbm_bytes = expr_string(r, "cost.hbm_bytes", c["hbm_bytes"]);
+    if (c.contains("link_bytes")) s.cost.link_bytes = expr_string(r, "cost.link_bytes", c["link_bytes"]);
+  }
+  if (j.contains("tags"))
+    for (const auto& t : j["tags"]) s.tags.push_back(t.get<std::string>());
+  return s;
+}
+
+Spec load_spec_file(const std::filesystem::path& problem_json, const std::string& name) {
+  std::ifstream in(problem_json);
+  if (!in) throw UsageError("cannot read " + problem_json.string());
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw UsageError(problem_json.string() + ": not valid JSON: " + e.what());
+  }
+  try {
+    return parse_spec(j, name, problem_json.parent_path());
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(problem_json.string() + ": " + e.what());
+  }
+}
+
+}  // namespace mgk::problems

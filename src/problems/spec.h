@@ -1,0 +1,83 @@
+// A benchmark problem as its folder describes it (problems/<category>/<name>/problem.json):
+// dims per size preset, tensors with dtype, per-rank shape expressions, input distributions,
+// symmetric placement, tolerance, and the cost model. One source of truth for the harness,
+// the prompts and the roofline.
+#pragma once
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace mgk::problems {
+
+enum class DType { kBF16, kF16, kF32, kF64, kI32, kI64, kU8 };
+DType dtype_from_string(const std::string& s);  // UsageError listing valid names
+const char* to_string(DType t);
+int dtype_bytes(DType t);
+bool is_float(DType t);
+// Unit roundoff (half the machine epsilon): 2^-8 for bf16, 2^-11 f16, 2^-24 f32, 2^-53 f64.
+double unit_roundoff(DType t);
+
+struct InputInit {
+  std::string dist = "normal";  // normal | uniform | randint
+  double a = 0, b = 1;          // normal: mean, std; uniform/randint: [a, b)
+};
+
+enum class ToleranceKind {
+  kExact,     // bit-for-bit (data movement)
+  kRounding,  // |got - exp| <= factor * u(dtype) * scale + min_normal: scale from the oracle
+  kAllclose,  // |got - exp| <= atol + rtol * |exp|
+};
+
+struct Tolerance {
+  ToleranceKind kind = ToleranceKind::kExact;
+  std::string factor = "1";  // kRounding: expression of W and dims (e.g. "W + 1")
+  double atol = 0, rtol = 0; // kAllclose
+};
+
+struct TensorSpec {
+  std::string name;
+  std::string dtype;               // a dtype name, or "T" for the problem's chosen dtype
+  std::vector<std::string> shape;  // expressions of dims, W (world size) and R (rank)
+  bool symmetric = false;          // allocated in symmetric memory, peers visible
+  InputInit init;                  // inputs only
+  Tolerance tolerance;             // outputs only
+  std::string description;
+};
+
+struct CostModel {  // per rank, expressions of dims and W
+  std::string flops = "0";
+  std::string hbm_bytes = "0";
+  std::string link_bytes = "0";  // bytes this rank sends over the GPU interconnect
+};
+
+struct Spec {
+  std::string name;        // "collectives/all_reduce"
+  std::string category;    // "collectives"
+  std::string title;
+  std::optional<int> pkb_id;
+  std::filesystem::path dir;
+  int min_world = 2;
+  int max_world = 72;
+  std::vector<std::string> dtypes;  // values "T" may take; the first is the default
+  std::vector<std::string> size_names;  // presets in file order
+  std::map<std::string, std::map<std::string, std::string>> sizes;  // preset -> dim -> expr
+  std::vector<std::string> default_sizes;
+  std::vector<TensorSpec> inputs;
+  std::vector<TensorSpec> outputs;
+  CostModel cost;
+  std::vector<std::string> tags;
+
+  std::filesystem::path reference_path() const { return dir / "reference.cu"; }
+  std::filesystem::path statement_path() const { return dir / "statement.md"; }
+  std::filesystem::path expert_path() const { return dir / "expert.cu"; }
+};
+
+// Parses and validates; errors (UsageError) name the file and the field.
+Spec parse_spec(const nlohmann::json& j, const std::string& name, const std::filesystem::path& dir);
+Spec load_spec_file(const std::filesystem::path& problem_json, const std::string& name);
+
+}  // namespace mgk::problems

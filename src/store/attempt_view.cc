@@ -1,0 +1,206 @@
+#include "store/attempt_view.h"
+
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "store/history_table.h"
+#include "store/timestamp.h"
+
+namespace mgk::store {
+namespace {
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+// EvalResult JSON is read leniently: a missing field prints as absent, not as an error,
+// so results written by older versions still show.
+std::string timing_median(const nlohmann::json& size, const char* which) {
+  if (!size.contains(which) || !size[which].is_object()) return "-";
+  return fixed(size[which].value("median_us", 0.0), 1) + " us";
+}
+
+std::string per_rank(const nlohmann::json& size) {
+  if (!size.contains("candidate") || !size["candidate"].is_object()) return "";
+  std::string out;
+  for (const auto& t : size["candidate"].value("per_rank_median_us", std::vector<double>{}))
+    out += (out.empty() ? "" : " ") + fixed(t, 1);
+  return out;
+}
+
+// A field as text: strings as they are, other values as JSON, missing or null as "".
+std::string text_field(const nlohmann::json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || j[key].is_null()) return "";
+  return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
+}
+
+// The harness reports the first wrong element as {output, rank, index, got, expected,
+// bound, failures, numel}; anything else is printed as it is.
+std::string mismatch_line(const nlohmann::json& m) {
+  if (m.is_null()) return "";
+  if (!m.is_object() || !m.contains("output"))
+    return m.is_string() ? m.get<std::string>() : m.dump();
+  std::string out = "output '" + text_field(m, "output") + "' rank " + text_field(m, "rank") +
+                    " index " + text_field(m, "index") + ": got " + text_field(m, "got") +
+                    ", expected " + text_field(m, "expected");
+  if (m.contains("bound") && m["bound"].is_number() && m["bound"].get<double>() > 0)
+    out += " (allowed error " + text_field(m, "bound") + ")";
+  if (m.contains("failures"))
+    out += "; " + text_field(m, "failures") + " of " + text_field(m, "numel") + " elements wrong";
+  return out;
+}
+
+std::string block(const std::string& title, const std::string& body) {
+  if (body.empty()) return "";
+  std::string out = "-- " + title + " --\n" + body;
+  if (out.back() != '\n') out += '\n';
+  return out;
+}
+
+std::string message_text(const nlohmann::json& m) {
+  std::string role = text_field(m, "role");
+  std::string content;
+  if (m.contains("content") && m["content"].is_string())
+    content = m["content"].get<std::string>();
+  else if (m.contains("content"))
+    content = m["content"].dump(2);  // structured content (parts) as it was sent
+  return "[" + role + "]\n" + content + (content.empty() || content.back() == '\n' ? "" : "\n");
+}
+
+// Turns store either the whole request or only what it added. Print only what is new: skip
+// a prefix equal to the previous turn's messages, then the previous reply and feedback when
+// they are repeated as the next messages (both are printed with the previous turn).
+size_t first_new_message(const TurnRecord& previous, const nlohmann::json& current) {
+  if (!current.is_array()) return 0;
+  size_t n = 0;
+  const nlohmann::json& before = previous.messages;
+  if (before.is_array() && !before.empty() && before.size() <= current.size()) {
+    bool prefix = true;
+    for (size_t i = 0; i < before.size() && prefix; ++i) prefix = before[i] == current[i];
+    if (prefix) n = before.size();
+  }
+  auto repeats = [&](const char* role, const std::string& text) {
+    return n < current.size() && !text.empty() && text_field(current[n], "role") == role &&
+           text_field(current[n], "content") == text;
+  };
+  if (repeats("assistant", previous.reply)) ++n;
+  if (repeats("user", previous.feedback)) ++n;
+  return n;
+}
+
+}  // namespace
+
+std::string render_evaluation(const EvaluationRecord& e) {
+  const nlohmann::json& r = e.result;
+  std::string out = "verdict " + e.verdict;
+  if (!e.message.empty()) out += ": " + e.message;
+  out += "\n";
+  if (e.speedup_min)
+    out += "speedup " + format_speedup(e.speedup_min) + " min, " +
+           format_speedup(e.speedup_median) + " median, " + format_speedup(e.speedup_max) +
+           " max over sizes\n";
+  std::string phase = text_field(r, "phase");
+  if (!phase.empty()) out += "phase " + phase + "\n";
+  if (!r.is_object()) return out;
+
+  std::string log = text_field(r, "compile_log");
+  if (!log.empty()) out += block("compile log", log);
+
+  if (r.contains("sizes") && r["sizes"].is_array() && !r["sizes"].empty()) {
+    out +=
+        "size         correct  trials  reference     candidate     speedup  roofline    "
+        "per-rank candidate medians (us)\n";
+    for (const auto& s : r["sizes"]) {
+      char line[512];
+      std::string roof = "-";
+      if (s.contains("roofline_fraction") && s["roofline_fraction"].is_number())
+        roof = fixed(100 * s["roofline_fraction"].get<double>(), 0) + "% " +
+               text_field(s, "roofline_bound");
+      double speedup =
+          s.contains("speedup") && s["speedup"].is_number() ? s["speedup"].get<double>() : 0;
+      std::snprintf(
+          line, sizeof line, "%-12s %-8s %-7s %-13s %-13s %-8s %-11s %s\n",
+          text_field(s, "size").c_str(), text_field(s, "correct") == "true" ? "yes" : "no",
+          text_field(s, "trials_passed").c_str(), timing_median(s, "reference").c_str(),
+          timing_median(s, "candidate").c_str(),
+          speedup > 0 ? format_speedup(speedup).c_str() : "-", roof.c_str(), per_rank(s).c_str());
+      out += line;
+    }
+    for (const auto& s : r["sizes"]) {
+      std::string size = text_field(s, "size");
+      std::string failure = text_field(s, "failure");
+      if (!failure.empty()) out += "failure (" + size + "): " + failure + "\n";
+      std::string mismatch = mismatch_line(s.contains("mismatch") ? s["mismatch"] : nullptr);
+      if (!mismatch.empty()) out += "first mismatch (" + size + "): " + mismatch + "\n";
+    }
+  }
+  return out;
+}
+
+std::string render_attempt(const AttemptDetail& d) {
+  const AttemptSummary& a = d.attempt;
+  std::string out = "attempt " + std::to_string(a.id) + " (run " + std::to_string(a.run_id) +
+                    "): " + a.problem + " with " + a.model + ", " + a.mode + " mode\n";
+  out += "  status   " + std::string(to_string(a.status)) +
+         (a.exit_reason.empty() ? "" : " (" + a.exit_reason + ")") + "\n";
+  out += "  started  " + short_time(a.started_at) + " UTC" +
+         (a.ended_at ? ", ended " + short_time(*a.ended_at) + " UTC" : "") + "\n";
+  out += "  prompts  version " + a.prompt_version + ", world size " + std::to_string(a.world_size) +
+         ", sample " + std::to_string(a.sample) + "\n";
+  out += "  turns    " + std::to_string(a.turns) + ", tokens " + std::to_string(a.tokens_in) +
+         " in (" + std::to_string(a.tokens_cached) + " cached), " + std::to_string(a.tokens_out) +
+         " out (" + std::to_string(a.tokens_reasoning) + " reasoning), cost " +
+         format_cost(a.cost_usd) + "\n";
+  out += "  best     " +
+         (a.best_kernel_hash ? "kernel " + a.best_kernel_hash->substr(0, 12) + ", speedup " +
+                                   format_speedup(a.best_speedup) + " (min over sizes)"
+                             : std::string("no correct kernel")) +
+         "\n";
+
+  // An evaluation whose turn was not stored (the process died in between) still shows.
+  std::set<int> stored_turns;
+  for (const auto& t : d.turns) stored_turns.insert(t.index);
+  std::multimap<int, const EvaluationRecord*> by_turn;
+  std::vector<const EvaluationRecord*> unattached;
+  for (const auto& e : d.evaluations) {
+    if (e.turn_index && stored_turns.count(*e.turn_index))
+      by_turn.emplace(*e.turn_index, &e);
+    else
+      unattached.push_back(&e);
+  }
+
+  const TurnRecord* previous = nullptr;
+  for (const auto& t : d.turns) {
+    out += "\n== turn " + std::to_string(t.index) + ": " +
+           (t.action.empty() ? "no action" : t.action) + ", finish " +
+           (t.finish_reason.empty() ? "?" : t.finish_reason) + ", " + std::to_string(t.tokens_in) +
+           " in / " + std::to_string(t.tokens_out) + " out, " + format_cost(t.cost_usd) + ", " +
+           fixed(t.latency_s, 1) + " s ==\n";
+    size_t from = previous ? first_new_message(*previous, t.messages) : 0;
+    std::string prompt;
+    if (t.messages.is_array())
+      for (size_t i = from; i < t.messages.size(); ++i) prompt += message_text(t.messages[i]);
+    out += block(from == 0 ? "prompt" : "prompt (new messages)", prompt);
+    out += block("reply", t.reply);
+    auto [lo, hi] = by_turn.equal_range(t.index);
+    for (auto it = lo; it != hi; ++it)
+      out += block("evaluation " + std::to_string(it->second->id), render_evaluation(*it->second));
+    out += block("feedback", t.feedback);
+    previous = &t;
+  }
+  for (const auto* e : unattached)
+    out += "\n" + block("evaluation " + std::to_string(e->id) + " (kernel " +
+                            e->kernel_hash.substr(0, 12) + ")",
+                        render_evaluation(*e));
+
+  if (a.best_kernel_hash && d.best_kernel_source)
+    out += "\n== best kernel " + a.best_kernel_hash->substr(0, 12) + " ==\n" +
+           *d.best_kernel_source +
+           (d.best_kernel_source->empty() || d.best_kernel_source->back() == '\n' ? "" : "\n");
+  return out;
+}
+
+}  // namespace mgk::store

@@ -1,0 +1,19 @@
+// The text `mgk show ATTEMPT` prints: the attempt's header, then each turn's new prompt
+// messages, the reply, the evaluation (verdict, compile log, mismatch report, per-size and
+// per-rank times read from the stored EvalResult JSON) and the feedback; then the best
+// kernel's source.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "store/records.h"
+
+namespace mgk::store {
+
+std::string render_attempt(const AttemptDetail& detail);
+
+// One evaluation's details from its EvalResult JSON: verdict line, phase, compile log
+// (when it did not compile, or had warnings), per-size table and mismatch reports.
+std::string render_evaluation(const EvaluationRecord& evaluation);
+
+}  // namespace mgk::store

@@ -1,0 +1,65 @@
+#include "store/records.h"
+
+#include <algorithm>
+
+#include "common/error.h"
+#include "store/tuning_trial.h"
+
+namespace mgk::store {
+
+const char* to_string(Status s) {
+  switch (s) {
+    case Status::kRunning:
+      return "running";
+    case Status::kDone:
+      return "done";
+    case Status::kInterrupted:
+      return "interrupted";
+    case Status::kFailed:
+      return "failed";
+  }
+  return "running";
+}
+
+Status status_from_string(const std::string& s) {
+  for (Status v : {Status::kRunning, Status::kDone, Status::kInterrupted, Status::kFailed})
+    if (s == to_string(v)) return v;
+  throw UsageError("unknown status '" + s + "' (valid: running, done, interrupted, failed)");
+}
+
+bool is_tuning_status(const std::string& status) {
+  for (const char* valid : {"ok", "compile", "launch", "incorrect", "hang", "error"})
+    if (status == valid) return true;
+  return false;
+}
+
+EvaluationRecord EvaluationRecord::from_result(const nlohmann::json& result,
+                                               std::string kernel_hash) {
+  if (!result.is_object())
+    throw Error("an evaluation result must be a JSON object (eval::EvalResult::to_json())");
+  EvaluationRecord e;
+  e.kernel_hash = std::move(kernel_hash);
+  e.problem = result.value("problem", "");
+  e.world_size = result.value("world_size", 0);
+  e.gpus = result.value("gpus", std::vector<int>{});
+  e.verdict = result.value("verdict", "");
+  e.message = result.value("message", "");
+  e.result = result;
+
+  std::vector<double> speedups;
+  if (e.verdict == "correct" && result.contains("sizes") && result["sizes"].is_array())
+    for (const auto& size : result["sizes"]) {
+      double s = size.value("speedup", 0.0);
+      if (s > 0) speedups.push_back(s);
+    }
+  if (!speedups.empty()) {
+    std::sort(speedups.begin(), speedups.end());
+    size_t n = speedups.size();
+    e.speedup_min = speedups.front();
+    e.speedup_max = speedups.back();
+    e.speedup_median = n % 2 ? speedups[n / 2] : (speedups[n / 2 - 1] + speedups[n / 2]) / 2;
+  }
+  return e;
+}
+
+}  // namespace mgk::store

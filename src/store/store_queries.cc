@@ -1,0 +1,104 @@
+// Store: the read side (history, show, resume).
+#include "common/error.h"
+#include "store/rows.h"
+#include "store/statement.h"
+#include "store/store.h"
+
+namespace mgk::store {
+
+std::optional<RunRecord> Store::run(int64_t run_id) {
+  std::lock_guard lock(*mutex_);
+  Statement s(db_, std::string("SELECT ") + rows::kRunColumns + " FROM runs WHERE id = ?");
+  s.bind(1, run_id);
+  if (!s.step()) return std::nullopt;
+  return rows::read_run(s);
+}
+
+std::vector<AttemptSummary> Store::history(const HistoryFilter& f) {
+  std::lock_guard lock(*mutex_);
+  std::string sql = std::string("SELECT ") + rows::kAttemptColumns +
+                    " FROM attempts a WHERE (?1 IS NULL OR a.problem GLOB ?1) "
+                    "AND (?2 IS NULL OR a.model GLOB ?2) AND (?3 IS NULL OR a.status = ?3) "
+                    "AND (?4 IS NULL OR a.started_at >= ?4) "
+                    "AND (?5 IS NULL OR a.started_at <= ?5) AND (?6 IS NULL OR a.run_id = ?6) "
+                    "ORDER BY a.started_at DESC, a.id DESC";
+  if (f.limit > 0) sql += " LIMIT " + std::to_string(f.limit);
+  Statement s(db_, sql);
+  s.bind(1, f.problem).bind(2, f.model);
+  if (f.status) s.bind(3, to_string(*f.status));
+  s.bind(4, f.since).bind(5, f.until).bind(6, f.run_id);
+  std::vector<AttemptSummary> out;
+  while (s.step()) out.push_back(rows::read_attempt(s));
+  return out;
+}
+
+std::optional<AttemptSummary> Store::attempt(int64_t attempt_id) {
+  std::lock_guard lock(*mutex_);
+  Statement s(db_,
+              std::string("SELECT ") + rows::kAttemptColumns + " FROM attempts a WHERE a.id = ?");
+  s.bind(1, attempt_id);
+  if (!s.step()) return std::nullopt;
+  return rows::read_attempt(s);
+}
+
+std::vector<AttemptSummary> Store::attempts_of_run(int64_t run_id) {
+  std::lock_guard lock(*mutex_);
+  Statement s(db_, std::string("SELECT ") + rows::kAttemptColumns +
+                       " FROM attempts a WHERE a.run_id = ? ORDER BY a.id");
+  s.bind(1, run_id);
+  std::vector<AttemptSummary> out;
+  while (s.step()) out.push_back(rows::read_attempt(s));
+  return out;
+}
+
+std::vector<AttemptSummary> Store::attempts_to_resume(int64_t run_id) {
+  std::lock_guard lock(*mutex_);
+  Statement s(db_, std::string("SELECT ") + rows::kAttemptColumns +
+                       " FROM attempts a WHERE a.run_id = ? "
+                       "AND a.status IN ('running', 'interrupted') ORDER BY a.id");
+  s.bind(1, run_id);
+  std::vector<AttemptSummary> out;
+  while (s.step()) out.push_back(rows::read_attempt(s));
+  return out;
+}
+
+std::vector<TurnRecord> Store::turns(int64_t attempt_id) {
+  std::lock_guard lock(*mutex_);
+  Statement s(db_, std::string("SELECT ") + rows::kTurnColumns +
+                       " FROM turns WHERE attempt_id = ? ORDER BY turn_index");
+  s.bind(1, attempt_id);
+  std::vector<TurnRecord> out;
+  while (s.step()) out.push_back(rows::read_turn(s));
+  return out;
+}
+
+std::vector<EvaluationRecord> Store::evaluations_of_attempt(int64_t attempt_id) {
+  std::lock_guard lock(*mutex_);
+  Statement s(db_, std::string("SELECT ") + rows::kEvaluationColumns +
+                       " FROM evaluations WHERE attempt_id = ? ORDER BY id");
+  s.bind(1, attempt_id);
+  std::vector<EvaluationRecord> out;
+  while (s.step()) out.push_back(rows::read_evaluation(s));
+  return out;
+}
+
+std::optional<std::string> Store::kernel_source(const std::string& hash) {
+  std::lock_guard lock(*mutex_);
+  Statement s(db_, "SELECT source FROM kernels WHERE hash = ?");
+  s.bind(1, hash);
+  if (!s.step()) return std::nullopt;
+  return s.text(0);
+}
+
+std::optional<AttemptDetail> Store::attempt_detail(int64_t attempt_id) {
+  auto summary = attempt(attempt_id);
+  if (!summary) return std::nullopt;
+  AttemptDetail d;
+  d.attempt = std::move(*summary);
+  d.turns = turns(attempt_id);
+  d.evaluations = evaluations_of_attempt(attempt_id);
+  if (d.attempt.best_kernel_hash) d.best_kernel_source = kernel_source(*d.attempt.best_kernel_hash);
+  return d;
+}
+
+}  // namespace mgk::store

@@ -1,0 +1,111 @@
+// The evaluator on real GPUs (ctest label `gpu`; skipped where no GPU is visible).
+// Every collective: the reference passes against itself, a plain hand-written candidate
+// passes, the expert passes; every bad candidate is rejected for the right reason; a hang is
+// killed in time with its phase named, and the GPUs work right after.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "support/mgk_cli.h"
+#include "support/test_paths.h"
+
+namespace mgk::test {
+namespace {
+
+const char* kCollectives[] = {"all_reduce", "all_gather", "broadcast",      "reduce",
+                              "scatter",    "gather",     "reduce_scatter", "all_to_all"};
+
+class GpuEval : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    int n = 0;
+    if (!gpus_available(&n)) GTEST_SKIP() << "skipped: no GPU";
+    if (n < 2) GTEST_SKIP() << "skipped: needs 2 GPUs, " << n << " visible";
+  }
+  // Fast settings: two sizes (one with a ragged tail), two trials, a short timing run.
+  CliResult eval(const std::string& problem, std::vector<std::string> extra, const std::string& sizes = "small,odd") {
+    std::vector<std::string> args = {"eval", "collectives/" + problem, "--size", sizes, "--trials", "2",
+                                     "--iterations", "20", "--json", "--no-store"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_mgk(args, env());
+  }
+  std::map<std::string, std::string> env() {
+    return {{"MGK_HOME", (build_dir() / "gpu-test-home").string()}};
+  }
+  std::string candidate(const std::string& name) { return (tests_dir() / "gpu/candidates" / (name + ".cu")).string(); }
+  std::string bad(const std::string& name) { return (tests_dir() / "bad_candidates" / (name + ".cu")).string(); }
+};
+
+void expect_verdict(const CliResult& r, const std::string& verdict, const std::string& reason_part = "") {
+  auto j = r.json();
+  ASSERT_FALSE(j.is_null()) << r.output;
+  EXPECT_EQ(j["verdict"], verdict) << r.output;
+  if (!reason_part.empty()) {
+    std::string all = j.dump();
+    EXPECT_NE(all.find(reason_part), std::string::npos) << "expected '" << reason_part << "' in: " << r.output;
+  }
+}
+
+TEST_F(GpuEval, ReferencePassesAgainstItselfForEveryCollective) {
+  for (const char* p : kCollectives) {
+    SCOPED_TRACE(p);
+    auto r = eval(p, {"--reference"});
+    expect_verdict(r, "correct");
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+  }
+}
+
+TEST_F(GpuEval, PlainCandidatePassesForEveryCollective) {
+  for (const char* p : kCollectives) {
+    SCOPED_TRACE(p);
+    expect_verdict(eval(p, {candidate(p)}), "correct");
+  }
+}
+
+TEST_F(GpuEval, PlainCandidatePassesInFp32) {
+  expect_verdict(eval("all_reduce", {candidate("all_reduce"), "--dtype", "f32"}), "correct");
+  expect_verdict(eval("reduce_scatter", {candidate("reduce_scatter"), "--dtype", "f32"}), "correct");
+}
+
+TEST_F(GpuEval, ExpertPassesForEveryCollective) {
+  for (const char* p : kCollectives) {
+    SCOPED_TRACE(p);
+    if (!std::filesystem::exists(tests_dir() / ".." / "problems/collectives" / p / "expert.cu")) {
+      ADD_FAILURE() << "no expert.cu for " << p;
+      continue;
+    }
+    expect_verdict(eval(p, {"--expert"}), "correct");
+  }
+}
+
+TEST_F(GpuEval, WrongValuesAreRejected) { expect_verdict(eval("all_reduce", {bad("wrong_values")}), "incorrect", "output mismatch"); }
+TEST_F(GpuEval, AllZerosAreRejected) { expect_verdict(eval("all_reduce", {bad("all_zeros")}), "incorrect", "output mismatch"); }
+TEST_F(GpuEval, ConstantIsRejected) { expect_verdict(eval("all_reduce", {bad("constant")}), "incorrect", "output mismatch"); }
+TEST_F(GpuEval, ModifiedInputIsRejected) {
+  expect_verdict(eval("all_reduce", {bad("modifies_input")}), "incorrect", "modified its input 'x'");
+}
+TEST_F(GpuEval, OneRankUnwrittenIsRejected) {
+  auto r = eval("all_reduce", {bad("one_rank_unwritten")});
+  expect_verdict(r, "incorrect", "\"rank\":1");
+  EXPECT_NE(r.output.find("nan"), std::string::npos) << r.output;
+}
+TEST_F(GpuEval, PartialWriteIsRejected) {
+  expect_verdict(eval("all_reduce", {bad("partial_write")}), "incorrect", "\"got\":\"nan\"");
+}
+TEST_F(GpuEval, UnjoinedSideStreamIsRejected) {
+  expect_verdict(eval("all_reduce", {bad("side_stream")}, "medium"), "incorrect", "not joined");
+}
+TEST_F(GpuEval, NcclIsRefused) { expect_verdict(eval("all_reduce", {bad("uses_nccl")}), "compile_error", "NCCL"); }
+TEST_F(GpuEval, CrashIsARuntimeError) { expect_verdict(eval("all_reduce", {bad("crash")}), "runtime_error"); }
+
+TEST_F(GpuEval, HangIsKilledInTimeWithPhaseNamedAndGpusStayUsable) {
+  auto r = eval("all_reduce", {bad("hang"), "--timeout", "10"});
+  expect_verdict(r, "timeout", "candidate");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_LT(r.seconds, 30.0) << r.output;
+  // Right after: the same GPUs evaluate a correct kernel.
+  expect_verdict(eval("all_reduce", {candidate("all_reduce")}), "correct");
+}
+
+}  // namespace
+}  // namespace mgk::test

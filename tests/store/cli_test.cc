@@ -1,0 +1,137 @@
+// `mgk history`, `mgk show` and `mgk merge` as a user runs them: the built mgk binary on a
+// real store file. Skipped when the mgk target has not been built.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "sample_data.h"
+#include "store/store.h"
+#include "support/test_paths.h"
+
+namespace mgk::store {
+namespace {
+
+struct Ran {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  mgk::test::TempDir dir{"mgk-cli"};
+  std::filesystem::path db = dir.path() / "mgk.db";
+  int64_t ar = 0, ag = 0;
+
+  void SetUp() override {
+    if (!std::filesystem::exists(mgk::test::mgk_binary()))
+      GTEST_SKIP() << "build the mgk target to run the CLI tests";
+    Store store = Store::open(db);
+    ar = test::record_sample_attempt(store, "collectives/all_reduce", "anthropic:claude-a");
+    ag = test::record_sample_attempt(store, "tp/ag_gemm", "openai:gpt-b");
+  }
+
+  // Runs mgk with `args` (shell words; the test's paths have no spaces) and MGK_DB = db.
+  Ran mgk(const std::string& args) {
+    auto out = dir.path() / "stdout", err = dir.path() / "stderr";
+    std::string cmd = "MGK_DB='" + db.string() + "' '" + mgk::test::mgk_binary().string() + "' " +
+                      args + " >'" + out.string() + "' 2>'" + err.string() + "'";
+    int status = std::system(cmd.c_str());
+    Ran r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+  }
+};
+
+TEST_F(CliTest, HistoryListsNewestFirstAndFilters) {
+  Ran all = mgk("history");
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_LT(all.out.find("tp/ag_gemm"), all.out.find("collectives/all_reduce")) << all.out;
+  EXPECT_NE(all.out.find("1.50x"), std::string::npos);
+
+  Ran tp = mgk("history --problem 'tp/*' --json");
+  ASSERT_EQ(tp.exit_code, 0) << tp.err;
+  auto j = nlohmann::json::parse(tp.out);
+  ASSERT_EQ(j.size(), 1u);
+  EXPECT_EQ(j[0]["id"], ag);
+  EXPECT_EQ(j[0]["turns"], 2);
+
+  Ran none = mgk("history --model 'nobody:*'");
+  EXPECT_EQ(none.exit_code, 0);
+  EXPECT_EQ(none.out, "no attempts match\n");
+}
+
+TEST_F(CliTest, HistoryBadInputIsOneClearLine) {
+  Ran date = mgk("history --since yesterday");
+  EXPECT_EQ(date.exit_code, 64);
+  EXPECT_NE(date.err.find("cannot read the date 'yesterday'"), std::string::npos) << date.err;
+
+  Ran status = mgk("history --status finished");
+  EXPECT_EQ(status.exit_code, 64);
+  EXPECT_NE(status.err.find("valid: running, done, interrupted, failed"), std::string::npos);
+
+  Ran missing = mgk("--db '" + (dir.path() / "nothing.db").string() + "' history");
+  EXPECT_EQ(missing.exit_code, 64);
+  EXPECT_NE(missing.err.find("no mgk store at"), std::string::npos) << missing.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "nothing.db"));
+}
+
+TEST_F(CliTest, ShowPrintsTheAttemptTheKernelOrJson) {
+  Ran text = mgk("show " + std::to_string(ar));
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("== turn 1"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("verdict correct"), std::string::npos);
+
+  Ran kernel = mgk("show " + std::to_string(ar) + " --kernel");
+  ASSERT_EQ(kernel.exit_code, 0) << kernel.err;
+  EXPECT_EQ(kernel.out, "// right kernel for collectives/all_reduce\n");
+
+  Ran json = mgk("show " + std::to_string(ag) + " --json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["attempt"]["problem"], "tp/ag_gemm");
+  EXPECT_EQ(j["evaluations"].size(), 2u);
+}
+
+TEST_F(CliTest, ShowUnknownIdIsOneClearLine) {
+  Ran r = mgk("show 999");
+  EXPECT_EQ(r.exit_code, 64);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err,
+            "mgk: error: no attempt 999 in " + db.string() + " ('mgk history' lists them)\n");
+}
+
+TEST_F(CliTest, MergeGathersShards) {
+  auto shard = dir.path() / "shard-1.db";
+  {
+    Store s = Store::open(shard);
+    test::record_sample_attempt(s, "tp/gemm_rs");
+  }
+  auto all = dir.path() / "all.db";
+  Ran r = mgk("merge '" + db.string() + "' '" + shard.string() + "' --into '" + all.string() + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("merged " + shard.string() + ": 1 run, 1 attempt, 2 turns, "),
+            std::string::npos)
+      << r.out;
+  Ran h = mgk("--db '" + all.string() + "' history --json");
+  ASSERT_EQ(h.exit_code, 0) << h.err;
+  EXPECT_EQ(nlohmann::json::parse(h.out).size(), 3u);
+
+  Ran again = mgk("merge '" + shard.string() + "' --into '" + all.string() + "'");
+  EXPECT_NE(again.out.find(": 0 runs, 0 attempts"), std::string::npos) << again.out;
+  EXPECT_NE(again.out.find("(1 run already in " + all.string() + ")"), std::string::npos)
+      << again.out;
+}
+
+}  // namespace
+}  // namespace mgk::store

@@ -1,0 +1,145 @@
+#include "store/migrations.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "common/error.h"
+#include "store/database.h"
+#include "store/statement.h"
+#include "store/store.h"
+#include "support/test_paths.h"
+
+namespace mgk::store {
+namespace {
+
+bool has_table(Database& db, const std::string& name) {
+  Statement s(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
+  s.bind(1, name);
+  return s.step();
+}
+
+int latest() {
+  return int(schema_migrations().size());
+}
+
+TEST(Migrations, EmptyFileGetsTheWholeSchema) {
+  mgk::test::TempDir dir;
+  auto path = dir.path() / "fresh.db";
+  { Store::open(path); }
+  Database db = Database::open(path);
+  EXPECT_EQ(schema_version(db), latest());
+  for (const char* table :
+       {"runs", "attempts", "turns", "kernels", "evaluations", "tuning_trials", "calibrations"})
+    EXPECT_TRUE(has_table(db, table)) << table;
+  EXPECT_EQ(db.pragma("foreign_keys"), "1");
+}
+
+TEST(Migrations, OlderFileIsMigratedAndKeepsItsRows) {
+  ASSERT_GE(latest(), 2) << "this test needs a schema with at least two steps";
+  mgk::test::TempDir dir;
+  auto path = dir.path() / "old.db";
+  {
+    Database db = Database::open(path);
+    EXPECT_EQ(migrate(db, schema_migrations().first(1)), 0);
+    EXPECT_EQ(schema_version(db), 1);
+    EXPECT_FALSE(has_table(db, "tuning_trials"));
+    db.exec(
+        "INSERT INTO runs (uuid, kind, created_at) VALUES ('u1', 'bench', "
+        "'2026-01-01T00:00:00.000Z')");
+  }
+  Store store = Store::open(path);
+  auto run = store.run(1);
+  ASSERT_TRUE(run.has_value());
+  EXPECT_EQ(run->kind, "bench");
+  EXPECT_EQ(run->status, Status::kRunning);
+  // The new step's tables work.
+  TuningTrial t{"k", "p", "small", 2, "H200", "580", {{"A", 1}}, "ok", 3.5, ""};
+  store.record_tuning_trial(t);
+  EXPECT_TRUE(store.find_tuning_trial(t.key()).has_value());
+  Database db = Database::open(path);
+  EXPECT_EQ(schema_version(db), latest());
+}
+
+TEST(Migrations, NewerFileIsRefusedWithAClearMessage) {
+  mgk::test::TempDir dir;
+  auto path = dir.path() / "future.db";
+  {
+    Database db = Database::open(path);
+    migrate(db);
+    db.exec("PRAGMA user_version = " + std::to_string(latest() + 3));
+  }
+  try {
+    Store::open(path);
+    FAIL() << "opening a newer store should throw";
+  } catch (const Error& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("schema version " + std::to_string(latest() + 3)), std::string::npos) << m;
+    EXPECT_NE(m.find("newer mgk"), std::string::npos) << m;
+  }
+}
+
+TEST(Migrations, AFailingStepLeavesTheFileAtThePreviousVersion) {
+  const Migration steps[] = {
+      {"first", "CREATE TABLE a (x INTEGER);"},
+      {"broken", "CREATE TABLE b (x INTEGER); INSERT INTO no_such_table VALUES (1);"},
+  };
+  mgk::test::TempDir dir;
+  Database db = Database::open(dir.path() / "broken.db");
+  try {
+    migrate(db, steps);
+    FAIL() << "the broken step should throw";
+  } catch (const Error& e) {
+    ASSERT_FALSE(e.context().empty());
+    EXPECT_NE(e.context().back().find("schema version 2 (broken)"), std::string::npos);
+  }
+  EXPECT_EQ(schema_version(db), 1);
+  EXPECT_TRUE(has_table(db, "a"));
+  EXPECT_FALSE(has_table(db, "b"));  // rolled back with the failed step
+}
+
+TEST(Migrations, MigratingTwiceIsANoOp) {
+  mgk::test::TempDir dir;
+  Database db = Database::open(dir.path() / "twice.db");
+  EXPECT_EQ(migrate(db), 0);
+  EXPECT_EQ(migrate(db), latest());
+  EXPECT_EQ(schema_version(db), latest());
+}
+
+TEST(Database, UsesWalJournal) {
+  mgk::test::TempDir dir;
+  auto path = dir.path() / "wal.db";
+  Store store = Store::open(path);
+  store.begin_run({"eval", "", {}});
+  Database db = Database::open(path);
+  EXPECT_EQ(db.pragma("journal_mode"), "wal");
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / "wal.db-wal"));
+}
+
+TEST(Database, AFileThatIsNotSqliteIsAUsageError) {
+  mgk::test::TempDir dir;
+  auto path = dir.path() / "notes.db";
+  std::ofstream(path) << "these are not the rows you are looking for, padded to a page........"
+                      << std::string(200, '.');
+  try {
+    Store::open(path);
+    FAIL() << "should throw";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("not an mgk store"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Database, OpenExistingRefusesAMissingFileAndCreatesNothing) {
+  mgk::test::TempDir dir;
+  auto path = dir.path() / "missing.db";
+  EXPECT_THROW(Store::open_existing(path), UsageError);
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+TEST(Database, MissingFolderIsAUsageError) {
+  mgk::test::TempDir dir;
+  EXPECT_THROW(Store::open(dir.path() / "no" / "such" / "dir.db"), UsageError);
+}
+
+}  // namespace
+}  // namespace mgk::store
