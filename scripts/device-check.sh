@@ -10,7 +10,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 bin="$(cd "${2:-$root/build}" && pwd)"
 steps=",${3:-env,doctor,calibrate,tests,bench,repeat,overhead,microbench},"
 mkdir -p "$out"
-export MGK_ROOT="$root" MGK_HOME="${MGK_HOME:-/tmp/mgk-home}" MGK_DB="${MGK_DB:-$out/mgk.db}"
+export MGK_ROOT="$root" MGK_HOME="${MGK_HOME:-/tmp/mgk-home}" MGK_DB="${MGK_DB:-/tmp/mgk-device.db}"
 export MGK_TEST_BUILD_DIR="$bin" MGK_TEST_SOURCE_DIR="$root/tests" MGK_HARNESS="$bin/mgk-harness"
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 export PATH="/usr/local/cuda/bin:$PATH" LD_LIBRARY_PATH="/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
@@ -33,7 +33,7 @@ fi
 if want bench; then
   section "collective benchmarks: expert vs NCCL (mgk eval, every preset)"
   for p in all_reduce all_gather reduce_scatter all_to_all broadcast reduce scatter gather; do
-    "$mgk" eval "collectives/$p" --expert --size small,medium,large --json > "$out/bench-$p.json" 2>"$out/bench-$p.err"
+    "$mgk" eval "collectives/$p" --expert --size small,medium,large --json > "$out/bench-$p.json" 2>>"$out/bench.err"
     python3 - "$out/bench-$p.json" "$p" <<'PY'
 import json, sys
 try:

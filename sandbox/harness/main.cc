@@ -51,6 +51,7 @@ int serve(const std::string& socket, int rank, int world, int device) {
   std::unique_ptr<SymmetricHeap> heap;
   std::unique_ptr<Solution> reference, candidate;
   std::unique_ptr<Preset> preset;
+  bool candidate_gets_comm = false;
   for (;;) {
     mgk::wire::Message m = broker.next_command();
     std::string cmd = m.body.value("cmd", "");
@@ -79,6 +80,8 @@ int serve(const std::string& socket, int rank, int world, int device) {
         broker.reply({{"ok", true}, {"gpu", prop.name}, {"sms", prop.multiProcessorCount}});
       } else if (cmd == "load") {
         reference = std::make_unique<Solution>(m.body.at("reference").get<std::string>(), "reference", true);
+        // Only the reference evaluated against itself may use NCCL as the candidate.
+        candidate_gets_comm = m.body.value("candidate_is_reference", false);
         if (m.body.contains("candidate") && !m.body["candidate"].is_null()) {
           try {
             candidate = std::make_unique<Solution>(m.body["candidate"].get<std::string>(), "candidate", false);
@@ -89,7 +92,8 @@ int serve(const std::string& socket, int rank, int world, int device) {
         broker.reply({{"ok", true}});
       } else if (cmd == "prepare") {
         preset.reset();
-        preset = std::make_unique<Preset>(m.body.at("plan"), info, *heap, broker, *reference, candidate.get());
+        preset = std::make_unique<Preset>(m.body.at("plan"), info, *heap, broker, *reference, candidate.get(),
+                                          candidate_gets_comm);
         broker.reply({{"ok", true}});
       } else if (cmd == "trial" || cmd == "time") {
         if (!preset) throw std::runtime_error(cmd + " before prepare");

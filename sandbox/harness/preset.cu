@@ -69,7 +69,7 @@ std::string shape_index(const std::vector<int64_t>& shape, long long flat) {
 }  // namespace
 
 Preset::Preset(const nlohmann::json& plan, const RankInfo& info, SymmetricHeap& heap, BrokerClient& broker,
-               Solution& reference, Solution* candidate)
+               Solution& reference, Solution* candidate, bool candidate_gets_comm)
     : info_(info), broker_(broker), reference_(reference), candidate_(candidate) {
   for (const auto& j : plan.at("inputs")) in_plans_.push_back(parse_plan(j, false));
   for (const auto& j : plan.at("outputs")) out_plans_.push_back(parse_plan(j, true));
@@ -151,7 +151,8 @@ Preset::Preset(const nlohmann::json& plan, const RankInfo& info, SymmetricHeap& 
   reference_.setup(info_.rank, info_.world, info_.device, info_.num_sms, info_.comm, names, values, &heap, &broker_);
   if (candidate_) {
     try {
-      candidate_->setup(info_.rank, info_.world, info_.device, info_.num_sms, nullptr, names, values, &heap, &broker_);
+      candidate_->setup(info_.rank, info_.world, info_.device, info_.num_sms,
+                        candidate_gets_comm ? info_.comm : nullptr, names, values, &heap, &broker_);
     } catch (const std::exception& e) {
       throw SolutionFault(e.what());
     }
@@ -238,7 +239,7 @@ nlohmann::json Preset::compare(const std::vector<void*>& got) {
   return nullptr;
 }
 
-nlohmann::json Preset::judge(Solution& who, int set, uint64_t seed, bool) {
+nlohmann::json Preset::judge(int set, uint64_t seed) {
   // The oracle runs after the solution's call has finished, and its results are wiped
   // right after the comparison: a candidate never has a chance to read them.
   auto gens = gens_for(seed);
@@ -275,7 +276,6 @@ nlohmann::json Preset::judge(Solution& who, int set, uint64_t seed, bool) {
     if (scales_[o]) ck(cudaMemsetAsync(scales_[o], 0, std::max<int64_t>(out_plans_[o].numel, 1) * 4, stream_), "wipe scale");
   }
   ck(cudaStreamSynchronize(stream_), "wipe oracle sync");
-  (void)who;
   return result;
 }
 
@@ -308,7 +308,7 @@ nlohmann::json Preset::trial(Solution& who, uint64_t seed) {
       return {{"correct", false},
               {"failure", "modified its input '" + in_plans_[t].name + "' on rank " + std::to_string(info_.rank) +
                               " (inputs must stay unchanged)"}};
-  return judge(who, 0, seed, false);
+  return judge(0, seed);
 }
 
 nlohmann::json Preset::time(Solution& who, uint64_t block_seed, int warmup, int iterations) {
@@ -363,7 +363,7 @@ nlohmann::json Preset::time(Solution& who, uint64_t block_seed, int warmup, int 
                           std::to_string(info_.rank);
       return result;
     }
-  nlohmann::json verdict = judge(who, 0, last_seed, true);
+  nlohmann::json verdict = judge(0, last_seed);
   result["correct"] = verdict["correct"];
   if (!verdict["correct"].get<bool>()) {
     result["failure"] = "in the last timed iteration: " + verdict["failure"].get<std::string>();

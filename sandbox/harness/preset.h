@@ -44,7 +44,7 @@ class Preset {
  public:
   // Allocates everything (collectively) and sets up the solutions, reference first.
   Preset(const nlohmann::json& plan, const RankInfo& info, SymmetricHeap& heap, BrokerClient& broker,
-         Solution& reference, Solution* candidate);
+         Solution& reference, Solution* candidate, bool candidate_gets_comm);
   ~Preset();
 
   // Fresh inputs from `seed`, poisoned outputs, one call, then every check. Returns
@@ -60,8 +60,9 @@ class Preset {
   std::vector<unsigned long long> hash_inputs();
   void hash_inputs_async(unsigned long long* slots);  // one slot per input tensor
   std::vector<mgk_input_gen> gens_for(uint64_t seed) const;
-  // Checks `outputs` (the snapshot or the live buffers) against the oracle for `seed`.
-  nlohmann::json judge(Solution& who, int set, uint64_t seed, bool snapshot_only_failed_check);
+  // Runs the oracle for input set `set` drawn from `seed`, checks the snapshot (and, when
+  // it fails, the live outputs, to tell a mismatch from unjoined work), wipes the oracle.
+  nlohmann::json judge(int set, uint64_t seed);
   nlohmann::json compare(const std::vector<void*>& got);
   void snapshot_after(cudaEvent_t done);
 

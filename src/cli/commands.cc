@@ -15,6 +15,7 @@ const std::vector<CommandEntry>& command_table() {
       {"show", add_show_command},
       {"merge", add_merge_command},
       {"generate", add_generate_command},
+      {"tune", add_tune_command},
   };
   return table;
 }

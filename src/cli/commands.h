@@ -26,5 +26,6 @@ void add_history_command(CLI::App&, Globals&);
 void add_show_command(CLI::App&, Globals&);
 void add_merge_command(CLI::App&, Globals&);
 void add_generate_command(CLI::App&, Globals&);
+void add_tune_command(CLI::App&, Globals&);
 
 }  // namespace mgk::cli

@@ -172,7 +172,8 @@ EvalResult evaluate(const EvalOptions& o) {
     auto id = group.command_one(0, {{"cmd", "nccl_id"}}, "NCCL id", 60);
     group.command({{{"cmd", "init"}, {"nccl_id", id["id"]}}}, "init (CUDA context, NCCL communicator)",
                   std::max(timeout, 120.0));
-    group.command({{{"cmd", "load"}, {"reference", ref.library.string()}, {"candidate", cand_lib.string()}}},
+    group.command({{{"cmd", "load"}, {"reference", ref.library.string()}, {"candidate", cand_lib.string()},
+                   {"candidate_is_reference", o.kernel_is_reference}}},
                   "loading the kernels", std::max(timeout, 60.0));
     for (const auto& size : sizes) {
       throw_if_interrupted();

@@ -1,0 +1,160 @@
+#include "tune/eval_objective.h"
+
+#include <algorithm>
+
+#include "common/error.h"
+#include "common/interrupt.h"
+#include "problems/catalog.h"
+
+namespace mgk::tune {
+
+TrialStatus status_for(eval::Verdict verdict) {
+  switch (verdict) {
+    case eval::Verdict::kCorrect: return TrialStatus::kOk;
+    case eval::Verdict::kIncorrect: return TrialStatus::kIncorrect;
+    case eval::Verdict::kCompileError: return TrialStatus::kCompile;
+    case eval::Verdict::kRuntimeError: return TrialStatus::kLaunch;
+    case eval::Verdict::kTimeout: return TrialStatus::kHang;
+    case eval::Verdict::kInfrastructure: return TrialStatus::kError;
+    case eval::Verdict::kCompiled: return TrialStatus::kError;  // the tuner never asks for it
+  }
+  return TrialStatus::kError;
+}
+
+std::string first_error_line(const std::string& compile_log) {
+  constexpr size_t kMaxChars = 240;
+  std::string first_nonempty, hit;
+  for (size_t b = 0; b < compile_log.size() && hit.empty();) {
+    size_t e = compile_log.find('\n', b);
+    std::string line = compile_log.substr(b, e == std::string::npos ? e : e - b);
+    b = e == std::string::npos ? compile_log.size() : e + 1;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (first_nonempty.empty()) first_nonempty = line;
+    if (line.find("error") != std::string::npos) hit = line;
+  }
+  std::string line = hit.empty() ? first_nonempty : hit;
+  if (line.size() > kMaxChars) line = line.substr(0, kMaxChars - 3) + "...";
+  return line;
+}
+
+Measurement measurement_from(const eval::EvalResult& result, const std::string& size) {
+  Measurement m;
+  m.status = status_for(result.verdict);
+  m.compile_seconds = result.compile_seconds;
+  m.eval_seconds = result.wall_seconds;
+  m.message = result.message;
+  switch (result.verdict) {
+    case eval::Verdict::kCorrect: {
+      auto it = std::find_if(result.sizes.begin(), result.sizes.end(),
+                             [&](const eval::SizeResult& s) { return s.size == size; });
+      if (it == result.sizes.end() || !it->candidate || it->candidate->median_us <= 0) {
+        m.status = TrialStatus::kError;
+        m.message = "the evaluation returned no candidate timing for size '" + size + "'";
+      } else {
+        m.time_us = it->candidate->median_us;
+        m.message.clear();
+      }
+      break;
+    }
+    case eval::Verdict::kCompileError:
+      if (std::string line = first_error_line(result.compile_log); !line.empty())
+        m.message = line;
+      break;
+    case eval::Verdict::kIncorrect:
+      for (const auto& s : result.sizes)
+        if (!s.correct && !s.failure.empty()) {
+          m.message = s.size + ": " + s.failure;
+          break;
+        }
+      break;
+    case eval::Verdict::kRuntimeError:
+    case eval::Verdict::kTimeout:
+      if (!result.phase.empty()) m.message += " (in " + result.phase + ")";
+      break;
+    case eval::Verdict::kInfrastructure:
+      break;
+    case eval::Verdict::kCompiled:
+      m.message = "the evaluation compiled the kernel but did not run it";
+      break;
+  }
+  if (m.message.empty() && m.status != TrialStatus::kOk)
+    m.message = std::string("verdict ") + eval::to_string(result.verdict);
+  return m;
+}
+
+EvalObjective::EvalObjective(const SearchSpace& space, eval::EvalOptions base, std::string size)
+    : space_(space), base_(std::move(base)), size_(std::move(size)) {
+  const problems::Spec spec = problems::load(base_.problem);
+  if (!spec.sizes.count(size_)) {
+    std::string names;
+    for (const auto& n : spec.size_names) names += (names.empty() ? "" : ", ") + n;
+    throw UsageError("problem " + base_.problem + " has no size preset '" + size_ +
+                     "'; its presets are " + names);
+  }
+  if (base_.sizes.empty()) {
+    // Correct at two presets, as the evaluator's own default demands, without paying for
+    // every default preset on every trial: the timed one and the problem's first other one
+    // (usually the small one).
+    for (const auto& d : spec.default_sizes)
+      if (d != size_) {
+        base_.sizes.push_back(d);
+        break;
+      }
+  }
+  if (std::find(base_.sizes.begin(), base_.sizes.end(), size_) == base_.sizes.end())
+    base_.sizes.push_back(size_);
+  base_.compile_only = false;
+  base_.time = true;
+}
+
+eval::EvalOptions EvalObjective::options_for(const Config& config) const {
+  eval::EvalOptions o = base_;
+  o.defines = space_.defines(config);
+  return o;
+}
+
+void EvalObjective::prepare(const Config& config) {
+  eval::CompileResult compiled = eval::compile_candidate(options_for(config));
+  std::lock_guard<std::mutex> lock(mu_);
+  compiled_[space_.canonical(config)] = std::move(compiled);
+}
+
+Measurement EvalObjective::measure(const Config& config) {
+  double compiled_ahead_seconds = 0;
+  {
+    // A configuration nvcc already rejected ahead of time is not compiled a second time.
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = compiled_.find(space_.canonical(config));
+    if (it != compiled_.end()) {
+      const eval::CompileResult c = std::move(it->second);
+      compiled_.erase(it);
+      if (!c.ok) {
+        Measurement m;
+        m.status = TrialStatus::kCompile;
+        m.compile_seconds = c.seconds;
+        m.message = !c.policy_violation.empty() ? "refused: " + c.policy_violation
+                                                : first_error_line(c.log);
+        if (m.message.empty()) m.message = "nvcc failed with no output";
+        return m;
+      }
+      compiled_ahead_seconds = c.seconds;
+    }
+  }
+  try {
+    Measurement m = measurement_from(eval::evaluate(options_for(config)), size_);
+    // The evaluation found the library in the compile cache; the compile time is prepare's.
+    m.compile_seconds = std::max(m.compile_seconds, compiled_ahead_seconds);
+    return m;
+  } catch (const UsageError&) {
+    throw;  // bad options: no configuration would fare better
+  } catch (const Interrupted&) {
+    throw;  // Ctrl-C: the tuner stops
+  } catch (const Error& e) {
+    Measurement m;
+    m.status = TrialStatus::kError;
+    m.message = e.what();
+    return m;
+  }
+}
+
+}  // namespace mgk::tune

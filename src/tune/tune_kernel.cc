@@ -1,0 +1,118 @@
+#include "tune/tune_kernel.h"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "common/error.h"
+#include "common/hash.h"
+#include "common/log.h"
+#include "problems/catalog.h"
+#include "tune/best_kernel.h"
+#include "tune/eval_objective.h"
+#include "tune/machine.h"
+#include "tune/markers.h"
+#include "tune/strategy.h"
+
+namespace mgk::tune {
+
+KernelIdentity identify_kernel(const std::filesystem::path& kernel) {
+  std::ifstream f(kernel, std::ios::binary);
+  if (!f) throw UsageError("cannot read kernel file " + kernel.string());
+  std::ostringstream text;
+  text << f.rdbuf();
+  KernelIdentity id;
+  id.source = text.str();
+  id.kernel_hash = sha256_hex(id.source);
+  id.space = parse_markers(id.source, kernel.string());
+  return id;
+}
+
+std::string default_tuning_size(const std::string& problem) {
+  const problems::Spec spec = problems::load(problem);
+  if (spec.sizes.count("medium")) return "medium";
+  if (!spec.default_sizes.empty()) return spec.default_sizes.back();
+  if (!spec.size_names.empty()) return spec.size_names.back();
+  throw UsageError("problem " + problem + " defines no size presets");
+}
+
+std::filesystem::path default_best_path(const std::filesystem::path& kernel) {
+  std::filesystem::path out = kernel;
+  out.replace_filename(kernel.stem().string() + ".tuned" + kernel.extension().string());
+  return out;
+}
+
+namespace {
+
+std::vector<std::string> best_kernel_notes(const KernelTuneRequest& request,
+                                           const KernelTuneResult& result) {
+  const TrialContext& c = result.context;
+  const TunedConfig& best = *result.report.best;
+  char time[32];
+  std::snprintf(time, sizeof time, "%.2f", best.trial.time_us);
+  return {
+      "Tuned by mgk for " + c.problem + ", size " + c.size + ", world size " +
+          std::to_string(c.world_size) + ", " + c.gpu_model + " (driver " + c.driver + ").",
+      "Fastest correct configuration: " + result.space.describe(best.config) + ": " + time +
+          " us (" + result.report.strategy + " search, " +
+          std::to_string(result.report.trials.size()) + " trials, seed " +
+          std::to_string(request.seed) + ").",
+      "Tuned from " + request.eval.kernel.filename().string() + " (sha256 " +
+          c.kernel_hash.substr(0, 16) + "...). These are defaults: -DNAME=VALUE overrides them.",
+  };
+}
+
+}  // namespace
+
+KernelTuneResult tune_kernel(const KernelTuneRequest& request, TrialCache& cache) {
+  check_strategy_name(request.strategy);  // usage errors before probing the machine
+  if (request.max_evals == 0) throw UsageError("the evaluation budget must be at least 1");
+  KernelIdentity kernel = identify_kernel(request.eval.kernel);
+  if (kernel.space.empty())
+    throw UsageError(request.eval.kernel.string() + " declares no tunable parameters; add "
+                     "markers such as '// mgk:tune BLOCKS 8 16 32' (see src/tune/README.md)");
+  for (const auto& name : parameters_without_default(kernel.source, kernel.space))
+    log::warning(request.eval.kernel.string() + " gives " + name + " no default (#ifndef " +
+                 name + " / #define " + name + " ... / #endif): it builds only with the "
+                 "tuner's defines");
+
+  KernelTuneResult result;
+  result.context.kernel_hash = kernel.kernel_hash;
+  result.context.problem = request.eval.problem;
+  result.context.size = request.size.empty() ? default_tuning_size(request.eval.problem)
+                                             : request.size;
+  result.context.world_size = request.eval.world_size;
+  EvalObjective objective(kernel.space, request.eval, result.context.size);  // checks the size
+  if (request.gpu_model.empty() || request.driver.empty()) {
+    GpuIdentity gpu = gpu_identity(eval::probe_machine(),
+                                   request.eval.gpus.empty() ? 0 : request.eval.gpus.front());
+    result.context.gpu_model = gpu.model;
+    result.context.driver = gpu.driver;
+  } else {
+    result.context.gpu_model = request.gpu_model;
+    result.context.driver = request.driver;
+  }
+
+  TuneOptions options;
+  options.space = kernel.space;
+  options.context = result.context;
+  options.strategy = request.strategy;
+  options.max_evals = request.max_evals;
+  options.max_seconds = request.max_seconds;
+  options.seed = request.seed;
+  options.on_trial = request.on_trial;
+  result.report = run(options, cache, objective);
+  result.space = std::move(kernel.space);
+
+  if (result.report.best) {
+    const std::filesystem::path out =
+        request.out ? *request.out : default_best_path(request.eval.kernel);
+    write_file_atomically(out, bake_configuration(kernel.source, result.space,
+                                                  result.report.best->config,
+                                                  best_kernel_notes(request, result)));
+    result.best_kernel = out;
+  }
+  return result;
+}
+
+}  // namespace mgk::tune

@@ -1,0 +1,58 @@
+// Tuning one kernel file end to end, as `mgk tune` and `mgk generate --tune` do it: parse its
+// markers, key the cache (kernel hash, problem, size, world size, GPU model, driver),
+// search with the evaluator as the objective, and write the winner as a kernel file.
+#pragma once
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "eval/evaluate.h"
+#include "tune/trial_cache.h"
+#include "tune/tuner.h"
+
+namespace mgk::tune {
+
+struct KernelTuneRequest {
+  // Problem, kernel, world size, GPUs, nvcc flags, timeouts; sizes checked for correctness
+  // (empty: the problem's defaults). Defines are the tuner's.
+  eval::EvalOptions eval;
+  std::string size;               // preset whose time is minimised; empty: "medium" if the
+                                  // problem has it, else its last default preset
+  std::string strategy = "auto";
+  std::size_t max_evals = 100;
+  double max_seconds = 0;         // 0: no limit
+  std::uint64_t seed = 0;
+  std::optional<std::filesystem::path> out;  // best kernel; default: KERNEL.tuned.cu beside it
+  std::string gpu_model, driver;  // empty: probed, for the group's first GPU
+  std::function<void(const Trial&, const Config&)> on_trial;
+};
+
+struct KernelTuneResult {
+  SearchSpace space;
+  TrialContext context;
+  TuneReport report;
+  std::optional<std::filesystem::path> best_kernel;  // written when a configuration was ok
+};
+
+// Throws UsageError for an unreadable kernel, bad markers, no markers, an unknown problem
+// or size; mgk::Error when the GPU cannot be identified or the best kernel not written.
+KernelTuneResult tune_kernel(const KernelTuneRequest& request, TrialCache& cache);
+
+// A kernel file's source, its hash (the cache key part, sha256 of the file as given) and
+// its parsed markers; runs nothing (for --show). UsageError if unreadable or bad markers.
+struct KernelIdentity {
+  std::string source;
+  std::string kernel_hash;
+  SearchSpace space;
+};
+KernelIdentity identify_kernel(const std::filesystem::path& kernel);
+
+// The size preset tuning uses when none is asked for.
+std::string default_tuning_size(const std::string& problem);
+
+// Where the best kernel goes when no --out is given: "dir/name.cu" -> "dir/name.tuned.cu".
+std::filesystem::path default_best_path(const std::filesystem::path& kernel);
+
+}  // namespace mgk::tune

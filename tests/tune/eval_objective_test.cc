@@ -1,0 +1,135 @@
+#include "tune/eval_objective.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "common/error.h"
+#include "support/test_paths.h"
+#include "tune/markers.h"
+
+namespace mgk::tune {
+namespace {
+
+eval::EvalResult result(eval::Verdict verdict, const std::string& message) {
+  eval::EvalResult r;
+  r.verdict = verdict;
+  r.message = message;
+  r.compile_seconds = 12.5;
+  r.wall_seconds = 30;
+  return r;
+}
+
+eval::SizeResult timed(const std::string& size, double median_us) {
+  eval::SizeResult s;
+  s.size = size;
+  s.correct = true;
+  s.candidate = eval::Timing{median_us, 0, 0, 0, 100, {}};
+  return s;
+}
+
+TEST(EvalObjective, EveryVerdictMapsToAStatus) {
+  EXPECT_EQ(status_for(eval::Verdict::kCorrect), TrialStatus::kOk);
+  EXPECT_EQ(status_for(eval::Verdict::kIncorrect), TrialStatus::kIncorrect);
+  EXPECT_EQ(status_for(eval::Verdict::kCompileError), TrialStatus::kCompile);
+  EXPECT_EQ(status_for(eval::Verdict::kRuntimeError), TrialStatus::kLaunch);
+  EXPECT_EQ(status_for(eval::Verdict::kTimeout), TrialStatus::kHang);
+  EXPECT_EQ(status_for(eval::Verdict::kInfrastructure), TrialStatus::kError);
+}
+
+TEST(EvalObjective, TheObjectiveIsTheCandidateMedianAtTheChosenSize) {
+  eval::EvalResult r = result(eval::Verdict::kCorrect, "correct, 1.4x");
+  r.sizes = {timed("small", 9.5), timed("medium", 41.25)};
+  Measurement m = measurement_from(r, "medium");
+  EXPECT_EQ(m.status, TrialStatus::kOk);
+  EXPECT_DOUBLE_EQ(m.time_us, 41.25);
+  EXPECT_DOUBLE_EQ(m.compile_seconds, 12.5);
+  EXPECT_DOUBLE_EQ(m.eval_seconds, 30);
+
+  Measurement missing = measurement_from(r, "large");  // not timed: our fault, not the kernel's
+  EXPECT_EQ(missing.status, TrialStatus::kError);
+  EXPECT_NE(missing.message.find("no candidate timing for size 'large'"), std::string::npos);
+}
+
+TEST(EvalObjective, FailuresCarryOneLineSayingWhy) {
+  eval::EvalResult compile = result(eval::Verdict::kCompileError, "nvcc failed");
+  compile.compile_log = "kernel.cu(12): warning: unused\nkernel.cu(40): error: identifier "
+                        "\"BLOKS\" is undefined\n1 error detected\n";
+  EXPECT_EQ(measurement_from(compile, "medium").message,
+            "kernel.cu(40): error: identifier \"BLOKS\" is undefined");
+
+  eval::EvalResult wrong = result(eval::Verdict::kIncorrect, "outputs mismatched");
+  wrong.sizes = {timed("small", 1)};
+  eval::SizeResult bad;
+  bad.size = "medium";
+  bad.failure = "y: rank 1, index 77: got 0, expected 3.25";
+  wrong.sizes.push_back(bad);
+  Measurement m = measurement_from(wrong, "medium");
+  EXPECT_EQ(m.status, TrialStatus::kIncorrect);
+  EXPECT_EQ(m.message, "medium: y: rank 1, index 77: got 0, expected 3.25");
+  EXPECT_EQ(m.time_us, 0);
+
+  eval::EvalResult hang = result(eval::Verdict::kTimeout, "watchdog killed the group");
+  hang.phase = "timing";
+  EXPECT_EQ(measurement_from(hang, "medium").message, "watchdog killed the group (in timing)");
+  EXPECT_EQ(measurement_from(hang, "medium").status, TrialStatus::kHang);
+
+  eval::EvalResult launch = result(eval::Verdict::kRuntimeError, "");
+  EXPECT_EQ(measurement_from(launch, "medium").message, "verdict runtime_error");
+}
+
+TEST(EvalObjective, FirstErrorLine) {
+  EXPECT_EQ(first_error_line(""), "");
+  EXPECT_EQ(first_error_line("\n  \nptxas info: used 40 registers\n"),
+            "ptxas info: used 40 registers");
+  EXPECT_EQ(first_error_line(std::string(500, 'x') + " error\n").size(), 240u);
+}
+
+// Real nvcc, no GPU: a configuration nvcc rejects while being compiled ahead is reported as
+// a compile failure without starting an evaluation.
+TEST(EvalObjective, AConfigurationThatDoesNotCompileIsReportedFromTheCompileAhead) {
+  if (std::system("nvcc --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "no nvcc";
+  test::TempDir home;
+  setenv("MGK_HOME", home.path().c_str(), 1);
+  const auto kernel = home.path() / "kernel.cu";
+  {
+    std::ofstream f(kernel);
+    f << "// mgk:tune BAD 0 1\n"
+         "#ifndef BAD\n#define BAD 0\n#endif\n"
+         "#if BAD\n#error this configuration does not build\n#endif\n";
+  }
+  std::ifstream in(kernel);
+  std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  SearchSpace space = parse_markers(source);
+  eval::EvalOptions options;
+  options.problem = "collectives/all_reduce";
+  options.kernel = kernel;
+  EvalObjective objective(space, options, "medium");
+  EXPECT_EQ(objective.base().sizes, (std::vector<std::string>{"small", "medium"}));
+  objective.prepare(Config{1});
+  Measurement m = objective.measure(Config{1});
+  EXPECT_EQ(m.status, TrialStatus::kCompile);
+  EXPECT_NE(m.message.find("this configuration does not build"), std::string::npos) << m.message;
+  unsetenv("MGK_HOME");
+}
+
+TEST(EvalObjective, AnUnknownSizeIsAUsageErrorListingThePresets) {
+  SearchSpace space = parse_markers("// mgk:tune A 1 2\n");
+  eval::EvalOptions options;
+  options.problem = "collectives/all_reduce";
+  try {
+    EvalObjective objective(space, options, "huge");
+    FAIL() << "an unknown size must throw";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("no size preset 'huge'; its presets are small, medium"),
+              std::string::npos)
+        << e.what();
+  }
+  options.sizes = {"odd"};
+  EvalObjective explicit_sizes(space, options, "large");
+  EXPECT_EQ(explicit_sizes.base().sizes, (std::vector<std::string>{"odd", "large"}));
+}
+
+}  // namespace
+}  // namespace mgk::tune
