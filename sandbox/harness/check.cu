@@ -56,17 +56,6 @@ struct DeviceOutcome {
   unsigned long long first_index;  // ~0ull when none
 };
 
-__device__ double bound_for(const CheckSpec& spec, double expected, const float* scale, int64_t i) {
-  switch (spec.kind) {
-    case CheckKind::kExact: return 0;
-    case CheckKind::kRounding:
-      // + the smallest normal bf16/f16 spacing guard so exact zeros with tiny terms pass.
-      return spec.factor * spec.unit_roundoff * double(scale[i]) + 1e-30;
-    case CheckKind::kAllclose: return spec.atol + spec.rtol * fabs(expected);
-  }
-  return 0;
-}
-
 __device__ bool element_ok(const void* got, mgk_dtype t, const void* expected, const float* scale,
                            const CheckSpec& spec, int64_t i) {
   bool is_int = (t == MGK_I32 || t == MGK_I64 || t == MGK_U8);
@@ -74,16 +63,8 @@ __device__ bool element_ok(const void* got, mgk_dtype t, const void* expected, c
     long long g = (t == MGK_I64) ? static_cast<const int64_t*>(got)[i] : (long long)load_as_double(got, t, i);
     return g == static_cast<const long long*>(expected)[i];
   }
-  double g = load_as_double(got, t, i);
-  double e = static_cast<const double*>(expected)[i];
-  if (isnan(g)) return false;
-  if (spec.kind == CheckKind::kExact) {
-    // Bit for bit in the output dtype: the oracle's double is exactly representable there.
-    if (g != e) return false;
-    return signbit(g) == signbit(e);
-  }
-  if (isinf(g) || isinf(e)) return g == e;
-  return fabs(g - e) <= bound_for(spec, e, scale, i);
+  return float_element_ok(spec, load_as_double(got, t, i), static_cast<const double*>(expected)[i],
+                          scale ? double(scale[i]) : 0.0);
 }
 
 __global__ void check_kernel(const void* got, mgk_dtype t, int64_t numel, const void* expected,
@@ -191,13 +172,9 @@ CheckOutcome check_output(const void* got, mgk_dtype dtype, int64_t numel, const
   o.got = gv;
   o.expected = ev;
   o.got_nan = gv != gv;
-  if (spec.kind == CheckKind::kRounding) {
-    float sc = 0;
-    throw_if(cudaMemcpy(&sc, scale + h.first_index, 4, cudaMemcpyDeviceToHost), "detail scale");
-    o.bound = spec.factor * spec.unit_roundoff * sc;
-  } else if (spec.kind == CheckKind::kAllclose) {
-    o.bound = spec.atol + spec.rtol * (ev < 0 ? -ev : ev);
-  }
+  float sc = 0;
+  if (scale) throw_if(cudaMemcpy(&sc, scale + h.first_index, 4, cudaMemcpyDeviceToHost), "detail scale");
+  o.bound = allowed_error(spec, ev, sc);
   return o;
 }
 

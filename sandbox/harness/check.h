@@ -7,6 +7,7 @@
 #include <string>
 
 #include "mgk/abi.h"
+#include "tolerance.h"
 
 namespace mgk::harness {
 
@@ -14,15 +15,6 @@ void fill_input(const mgk_input_gen& gen, int rank, void* data, int64_t numel, c
 
 // Order-independent 64-bit hash of `bytes` bytes (sum of mixed words), into *out_device.
 void hash_bytes(const void* data, size_t bytes, unsigned long long* out_device, cudaStream_t s);
-
-enum class CheckKind { kExact = 0, kRounding = 1, kAllclose = 2 };
-
-struct CheckSpec {
-  CheckKind kind = CheckKind::kExact;
-  double factor = 1;  // rounding: factor * unit_roundoff * scale
-  double unit_roundoff = 0;
-  double atol = 0, rtol = 0;
-};
 
 // Result of comparing one output with its expected values, read back to the host.
 struct CheckOutcome {

@@ -28,8 +28,9 @@ std::string read_file(const fs::path& p) {
   return ss.str();
 }
 
-// Comments and string/char literals blanked out, so prose ("faster than NCCL") is not code.
-std::string strip_comments_and_strings(const std::string& s) {
+// Comments blanked out, so prose ("faster than NCCL") is not code; string and char literals
+// too unless `keep_strings` (inline PTX lives in strings).
+std::string strip_comments(const std::string& s, bool keep_strings) {
   std::string out;
   out.reserve(s.size());
   enum { kCode, kLine, kBlock, kStr, kChr } st = kCode;
@@ -39,8 +40,8 @@ std::string strip_comments_and_strings(const std::string& s) {
       case kCode:
         if (c == '/' && n == '/') st = kLine, ++i;
         else if (c == '/' && n == '*') st = kBlock, ++i;
-        else if (c == '"') st = kStr, out += ' ';
-        else if (c == '\'') st = kChr, out += ' ';
+        else if (c == '"') st = kStr, out += keep_strings ? c : ' ';
+        else if (c == '\'') st = kChr, out += keep_strings ? c : ' ';
         else out += c;
         break;
       case kLine:
@@ -52,8 +53,13 @@ std::string strip_comments_and_strings(const std::string& s) {
         break;
       case kStr:
       case kChr:
-        if (c == '\\') ++i;
-        else if ((st == kStr && c == '"') || (st == kChr && c == '\'')) st = kCode;
+        if (keep_strings) out += c;
+        if (c == '\\') {
+          if (keep_strings && i + 1 < s.size()) out += s[i + 1];
+          ++i;
+        } else if ((st == kStr && c == '"') || (st == kChr && c == '\'')) {
+          st = kCode;
+        }
         break;
     }
   }
@@ -95,21 +101,24 @@ std::string nvcc_path() {
 }
 
 std::string policy_violation(const std::string& source, bool is_reference) {
-  std::string code = strip_comments_and_strings(source);
+  const std::string code_only = strip_comments(source, false);
+  const std::string code_and_strings = strip_comments(source, true);
   struct Rule {
     const char* pattern;
     const char* why;
     bool applies_to_references;
+    bool look_in_strings;  // inline PTX is a string
   };
   static const Rule rules[] = {
-      {R"(multimem\.|cuMulticast|NVLS)", "NVLink multicast (multimem PTX, cuMulticast*) is off on these machines and must stay off", true},
-      {R"(\bnccl\w*)", "candidates may not call NCCL: the task is to replace it", false},
-      {R"(\bdl(open|sym|mopen)\b)", "candidates may not load other code at run time", false},
-      {R"(\bmgk_oracle\b)", "candidates may not define or call the oracle", false},
-      {R"(\bcudaDeviceReset\b)", "resetting the device destroys the harness's state", true},
+      {R"(multimem\.|cuMulticast|NVLS)", "NVLink multicast (multimem PTX, cuMulticast*) is off on these machines and must stay off", true, true},
+      {R"(\bnccl\w*)", "candidates may not call NCCL: the task is to replace it", false, false},
+      {R"(\bdl(open|sym|mopen)\b)", "candidates may not load other code at run time", false, false},
+      {R"(\bmgk_oracle\b)", "candidates may not define or call the oracle", false, false},
+      {R"(\bcudaDeviceReset\b)", "resetting the device destroys the harness's state", true, false},
   };
   for (const auto& r : rules) {
     if (is_reference && !r.applies_to_references) continue;
+    const std::string& code = r.look_in_strings ? code_and_strings : code_only;
     std::smatch m;
     if (std::regex_search(code, m, std::regex(r.pattern, std::regex::icase))) {
       size_t line = 1 + std::count(code.begin(), code.begin() + m.position(0), '\n');

@@ -58,7 +58,11 @@ class Reader {
 
 std::string expr_string(const Reader& r, const std::string& field, const nlohmann::json& v) {
   if (v.is_string()) {
-    expr::names(v.get<std::string>());  // syntax check now, not at evaluation time
+    try {
+      expr::names(v.get<std::string>());  // syntax check now, not at evaluation time
+    } catch (const UsageError& e) {
+      r.fail(field, e.what());
+    }
     return v.get<std::string>();
   }
   if (v.is_number_integer()) return std::to_string(v.get<long long>());
@@ -74,7 +78,13 @@ TensorSpec parse_tensor(const Reader& r, const nlohmann::json& j, const std::str
   if (t.name.empty()) r.fail(field, "missing 'name'");
   std::string f = field + "." + t.name;
   t.dtype = j.value("dtype", "T");
-  if (t.dtype != "T") dtype_from_string(t.dtype);
+  if (t.dtype != "T") {
+    try {
+      dtype_from_string(t.dtype);
+    } catch (const UsageError& e) {
+      r.fail(f + ".dtype", e.what());
+    }
+  }
   else if (dtypes.empty()) r.fail(f + ".dtype", "'T' used but the problem lists no 'dtypes'");
   if (!j.contains("shape") || !j["shape"].is_array()) r.fail(f + ".shape", "expected an array");
   for (size_t i = 0; i < j["shape"].size(); ++i)

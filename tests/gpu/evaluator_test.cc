@@ -78,6 +78,29 @@ TEST_F(GpuEval, ExpertPassesForEveryCollective) {
   }
 }
 
+// The experts' other code paths, forced with their tuning knobs at every size: the
+// large-message path, TMA bulk copies, and the copy engine.
+TEST_F(GpuEval, ExpertVariantsPass) {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> variants = {
+      {"all_reduce", {"-D", "ONE_SHOT_MAX_KB=0", "-D", "BLOCKS=5", "-D", "UNROLL=2"}},
+      {"reduce_scatter", {"-D", "ONE_SHOT_MAX_KB=0", "-D", "BLOCKS=5", "-D", "UNROLL=2"}},
+      {"all_gather", {"-D", "ONE_SHOT_MAX_KB=0", "-D", "MECH=1", "-D", "CE_MIN_MB=1048576"}},
+      {"all_gather", {"-D", "CE_MIN_MB=1"}},
+      {"all_to_all", {"-D", "ONE_SHOT_MAX_KB=0", "-D", "MECH=1", "-D", "CE_MIN_MB=1048576"}},
+      {"all_to_all", {"-D", "CE_MIN_MB=1"}},
+      {"broadcast", {"-D", "MECH=1", "-D", "CE_MIN_MB=1048576"}},
+      {"broadcast", {"-D", "CE_MIN_MB=1"}},
+      {"scatter", {"-D", "CE_MIN_MB=1"}},
+      {"gather", {"-D", "MECH=1", "-D", "CE_MIN_MB=1048576"}},
+  };
+  for (const auto& [problem, defines] : variants) {
+    std::vector<std::string> args = {"--expert"};
+    args.insert(args.end(), defines.begin(), defines.end());
+    SCOPED_TRACE(problem + " " + defines[1]);
+    expect_verdict(eval(problem, args, "small,medium,odd"), "correct");
+  }
+}
+
 TEST_F(GpuEval, WrongValuesAreRejected) { expect_verdict(eval("all_reduce", {bad("wrong_values")}), "incorrect", "output mismatch"); }
 TEST_F(GpuEval, AllZerosAreRejected) { expect_verdict(eval("all_reduce", {bad("all_zeros")}), "incorrect", "output mismatch"); }
 TEST_F(GpuEval, ConstantIsRejected) { expect_verdict(eval("all_reduce", {bad("constant")}), "incorrect", "output mismatch"); }

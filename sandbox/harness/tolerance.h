@@ -1,0 +1,45 @@
+// Whether one output element passes, shared by the GPU check kernel and the host unit tests
+// (plain C++ when not compiled by nvcc).
+#pragma once
+#include <cmath>
+
+#ifdef __CUDACC__
+#define MGK_HD __host__ __device__
+#else
+#define MGK_HD
+#endif
+
+namespace mgk::harness {
+
+enum class CheckKind { kExact = 0, kRounding = 1, kAllclose = 2 };
+
+struct CheckSpec {
+  CheckKind kind = CheckKind::kExact;
+  double factor = 1;  // rounding: factor * unit_roundoff * scale
+  double unit_roundoff = 0;
+  double atol = 0, rtol = 0;
+};
+
+// The largest |got - expected| allowed for a float element. For kRounding `scale` is what
+// the oracle says the rounding error scales with (a sum: the sum of |terms|); the tiny
+// constant lets an exact zero with zero-magnitude terms pass.
+MGK_HD inline double allowed_error(const CheckSpec& spec, double expected, double scale) {
+  switch (spec.kind) {
+    case CheckKind::kExact: return 0;
+    case CheckKind::kRounding: return spec.factor * spec.unit_roundoff * scale + 1e-30;
+    case CheckKind::kAllclose: return spec.atol + spec.rtol * fabs(expected);
+  }
+  return 0;
+}
+
+// NaN never passes; infinities only when equal; exact means equal including the sign of zero.
+MGK_HD inline bool float_element_ok(const CheckSpec& spec, double got, double expected, double scale) {
+  using std::isinf;  // host: std::; device: CUDA's overloads
+  using std::signbit;
+  if (got != got) return false;
+  if (spec.kind == CheckKind::kExact) return got == expected && signbit(got) == signbit(expected);
+  if (isinf(got) || isinf(expected)) return got == expected;
+  return fabs(got - expected) <= allowed_error(spec, expected, scale);
+}
+
+}  // namespace mgk::harness

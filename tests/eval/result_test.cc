@@ -1,0 +1,66 @@
+#include "eval/result.h"
+
+#include <gtest/gtest.h>
+
+#include "eval/report.h"
+
+namespace mgk::eval {
+namespace {
+
+EvalResult sample() {
+  EvalResult r;
+  r.verdict = Verdict::kIncorrect;
+  r.message = "incorrect at size odd: output mismatch";
+  r.problem = "collectives/all_reduce";
+  r.world_size = 2;
+  r.gpus = {0, 1};
+  r.kernel_hash = "abc123";
+  r.compile_log = "warning: x";
+  r.compile_seconds = 1.5;
+  SizeResult ok;
+  ok.size = "small";
+  ok.correct = true;
+  ok.trials_passed = 3;
+  ok.reference = Timing{20.0, 19.0, 22.0, 18.5, 100, {19.9, 20.1}};
+  ok.candidate = Timing{10.0, 9.5, 11.0, 9.0, 100, {10.0, 9.9}};
+  ok.speedup = 2.0;
+  ok.roofline_fraction = 0.4;
+  ok.roofline_us = 4.0;
+  ok.roofline_bound = "link";
+  SizeResult bad;
+  bad.size = "odd";
+  bad.failure = "output mismatch";
+  bad.mismatch = R"json({"output":"y","rank":1,"index":"[7]","got":"nan","expected":1.5,"bound":0.01,"failures":10,"numel":333333})json";
+  r.sizes = {ok, bad};
+  return r;
+}
+
+TEST(EvalResult, JsonRoundTripKeepsEveryNumber) {
+  EvalResult r = sample();
+  nlohmann::json j = r.to_json();
+  EXPECT_EQ(j["verdict"], "incorrect");
+  EXPECT_EQ(j["sizes"][1]["mismatch"]["got"], "nan");
+  EvalResult back = EvalResult::from_json(j);
+  EXPECT_EQ(back.to_json(), j);
+  EXPECT_DOUBLE_EQ(back.sizes[0].candidate->per_rank_median_us[1], 9.9);
+  EXPECT_FALSE(back.sizes[1].reference.has_value());
+}
+
+TEST(EvalResult, VerdictNamesRoundTrip) {
+  for (Verdict v : {Verdict::kCorrect, Verdict::kIncorrect, Verdict::kCompileError, Verdict::kRuntimeError,
+                    Verdict::kTimeout, Verdict::kInfrastructure, Verdict::kCompiled})
+    EXPECT_EQ(verdict_from_string(to_string(v)), v);
+}
+
+TEST(Report, TableShowsTimesSpeedupRooflineAndTheMismatch) {
+  std::string text = format_report(sample(), "NVIDIA H200");
+  EXPECT_NE(text.find("2.00x"), std::string::npos) << text;
+  EXPECT_NE(text.find("40% link"), std::string::npos) << text;
+  EXPECT_NE(text.find("output 'y' rank 1 index [7]: got \"nan\""), std::string::npos) << text;
+  EXPECT_NE(text.find("verdict: incorrect"), std::string::npos) << text;
+  EXPECT_EQ(format_us(12.345), "12.3 us");
+  EXPECT_EQ(format_us(1234), "1.23 ms");
+}
+
+}  // namespace
+}  // namespace mgk::eval

@@ -1,0 +1,136 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "common/error.h"
+#include "problems/catalog.h"
+#include "problems/resolve.h"
+#include "problems/spec.h"
+
+namespace mgk::problems {
+namespace {
+
+nlohmann::json minimal() {
+  return nlohmann::json::parse(R"json({
+    "title": "t", "dtypes": ["bf16", "f32"],
+    "sizes": [{"name": "small", "dims": {"N": "1024", "C": "floor(N / W)"}}, {"name": "big", "dims": {"N": 4096}}],
+    "inputs": [{"name": "x", "dtype": "T", "shape": ["R == 0 ? W * C : 0"], "symmetric": true,
+                "init": {"dist": "uniform", "low": -2, "high": 2}}],
+    "outputs": [{"name": "y", "dtype": "T", "shape": ["C"], "tolerance": {"kind": "rounding", "factor": "W + 1"}},
+                {"name": "idx", "dtype": "i64", "shape": ["2", "C"]}],
+    "cost": {"flops": "(W - 1) * C", "link_bytes": "R == 0 ? (W - 1) * C * ELT : C * ELT"}
+  })json");
+}
+
+TEST(Spec, ParsesEveryField) {
+  Spec s = parse_spec(minimal(), "cat/p", "/tmp/p");
+  EXPECT_EQ(s.category, "cat");
+  EXPECT_EQ(s.dtypes, (std::vector<std::string>{"bf16", "f32"}));
+  EXPECT_EQ(s.size_names, (std::vector<std::string>{"small", "big"}));
+  EXPECT_EQ(s.default_sizes, s.size_names);
+  ASSERT_EQ(s.inputs.size(), 1u);
+  EXPECT_EQ(s.inputs[0].init.dist, "uniform");
+  EXPECT_DOUBLE_EQ(s.inputs[0].init.a, -2);
+  EXPECT_TRUE(s.inputs[0].symmetric);
+  EXPECT_EQ(s.outputs[0].tolerance.kind, ToleranceKind::kRounding);
+  EXPECT_EQ(s.outputs[1].tolerance.kind, ToleranceKind::kExact);  // the default
+}
+
+TEST(Spec, ResolvesShapesPerRankAndCost) {
+  Spec s = parse_spec(minimal(), "cat/p", "/tmp/p");
+  Resolved r0 = resolve(s, "small", "", 4, 0);
+  Resolved r1 = resolve(s, "small", "f32", 4, 1);
+  EXPECT_EQ(r0.dtype, DType::kBF16);  // first dtype is the default
+  EXPECT_EQ(r1.dtype, DType::kF32);
+  EXPECT_EQ(r0.inputs[0].shape, (std::vector<long long>{1024}));
+  EXPECT_EQ(r1.inputs[0].numel, 0);
+  // Symmetric buffers are as large as the largest rank's everywhere.
+  EXPECT_EQ(r1.inputs[0].max_bytes_over_ranks, 1024 * 4);
+  EXPECT_EQ(r0.outputs[1].shape, (std::vector<long long>{2, 256}));
+  EXPECT_EQ(r0.outputs[1].dtype, DType::kI64);
+  EXPECT_DOUBLE_EQ(r0.cost.flops, 3 * 256);
+  EXPECT_DOUBLE_EQ(r0.cost.link_bytes, 3 * 256 * 2);
+  EXPECT_DOUBLE_EQ(r1.cost.link_bytes, 256 * 4);
+  auto m = max_cost_over_ranks(s, "small", "bf16", 4);
+  EXPECT_DOUBLE_EQ(m.link_bytes, 3 * 256 * 2);
+}
+
+TEST(Spec, ErrorsNameFileFieldAndFix) {
+  auto expect_error = [](nlohmann::json j, const std::string& part) {
+    try {
+      parse_spec(j, "cat/p", "/tmp/p");
+      ADD_FAILURE() << "no error for " << part;
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("/tmp/p/problem.json"), std::string::npos) << e.what();
+    }
+  };
+  auto j = minimal();
+  j["sizes"] = nlohmann::json::array();
+  expect_error(j, "sizes");
+  j = minimal();
+  j["inputs"][0]["dtype"] = "bf17";
+  expect_error(j, "unknown dtype 'bf17'");
+  j = minimal();
+  j["outputs"][0]["tolerance"]["kind"] = "close-enough";
+  expect_error(j, "valid: exact, rounding, allclose");
+  j = minimal();
+  j["inputs"][0]["shape"][0] = "N +";
+  expect_error(j, "inputs.x.shape[0]");
+  j = minimal();
+  j["default_sizes"] = {"huge"};
+  expect_error(j, "unknown preset 'huge'");
+  j = minimal();
+  j["sizes"][0]["dims"]["W"] = 3;
+  expect_error(j, "reserved");
+}
+
+TEST(Spec, ResolveRejectsUnknownSizeDtypeAndWorld) {
+  Spec s = parse_spec(minimal(), "cat/p", "/tmp/p");
+  EXPECT_THROW(resolve(s, "medium", "", 2, 0), UsageError);
+  EXPECT_THROW(resolve(s, "small", "f64", 2, 0), UsageError);
+  s.max_world = 8;
+  EXPECT_THROW(resolve(s, "small", "", 9, 0), UsageError);
+  EXPECT_THROW(resolve(s, "small", "", 1, 0), UsageError);
+}
+
+TEST(Catalog, EveryProblemInTheSuiteParsesAndResolvesAtTwoFourAndEightRanks) {
+  auto names = list_names();
+  ASSERT_GE(names.size(), 8u);
+  for (const auto& n : names) {
+    SCOPED_TRACE(n);
+    Spec s = load(n);
+    EXPECT_TRUE(std::filesystem::exists(s.reference_path()));
+    EXPECT_TRUE(std::filesystem::exists(s.statement_path()));
+    EXPECT_GE(s.default_sizes.size(), 2u) << "the evaluator checks at least two sizes";
+    for (int w : {2, 4, 8})
+      for (const auto& size : s.size_names)
+        for (int r = 0; r < w; ++r) EXPECT_NO_THROW(resolve(s, size, "", w, r));
+  }
+}
+
+TEST(Catalog, CollectivePresetsMatchTheirByteTargets) {
+  // small <= 1 MB per rank, medium ~16 MB, large >= 256 MB (bf16 input of all-reduce).
+  Spec s = load("collectives/all_reduce");
+  auto bytes = [&](const std::string& size) { return resolve(s, size, "bf16", 2, 0).inputs[0].numel * 2; };
+  EXPECT_LE(bytes("small"), 1 << 20);
+  EXPECT_EQ(bytes("medium"), 16 << 20);
+  EXPECT_GE(bytes("large"), 256ll << 20);
+}
+
+TEST(Catalog, UnknownNamesSuggestAndGlobsMatch) {
+  try {
+    load("collectives/allreduce");
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("mgk problems"), std::string::npos);
+  }
+  EXPECT_EQ(load("all_reduce").name, "collectives/all_reduce");  // unambiguous short name
+  EXPECT_TRUE(glob_match("collectives/*", "collectives/all_reduce"));
+  EXPECT_TRUE(glob_match("*reduce*", "collectives/reduce_scatter"));
+  EXPECT_FALSE(glob_match("tp/*", "collectives/all_reduce"));
+  EXPECT_EQ(match("*reduce*").size(), 3u);
+}
+
+}  // namespace
+}  // namespace mgk::problems
