@@ -8,7 +8,7 @@ set -uo pipefail
 out="${1:?usage: device-check.sh OUT [BIN] [STEPS]}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 bin="$(cd "${2:-$root/build}" && pwd)"
-steps=",${3:-env,doctor,calibrate,tests,bench,repeat,overhead,microbench},"
+steps=",${3:-env,doctor,calibrate,tests,agent,bench,tune,repeat,overhead,microbench},"
 mkdir -p "$out"
 export MGK_ROOT="$root" MGK_HOME="${MGK_HOME:-/tmp/mgk-home}" MGK_DB="${MGK_DB:-/tmp/mgk-device.db}"
 export MGK_TEST_BUILD_DIR="$bin" MGK_TEST_SOURCE_DIR="$root/tests" MGK_HARNESS="$bin/mgk-harness"
@@ -29,6 +29,11 @@ if want calibrate; then section mgk calibrate; "$mgk" calibrate; fi
 if want tests; then
   section GPU tests
   "$bin/gpu_tests" --gtest_color=no 2>&1 | tee "$out/gpu_tests.log" | grep -E "^\[ *(RUN|OK|FAILED|SKIPPED|PASSED) *\]|Failure|Expected|Which is|verdict|error" | head -300
+fi
+if want agent; then
+  section "agent on the GPUs: scripted model over loopback HTTP, real evaluator; tuner end to end"
+  "$bin/agent_tests" --gtest_color=no --gtest_filter='GenerateCli.*' 2>&1 | tee "$out/agent_tests.log" | tail -80
+  "$bin/tune_tests" --gtest_color=no --gtest_filter='TuneCli.*' 2>&1 | grep -E "^\[|Failure|Expected|Which is" | tail -20
 fi
 if want bench; then
   section "collective benchmarks: expert vs NCCL (mgk eval, every preset)"
@@ -57,6 +62,18 @@ for f in sorted(glob.glob(os.path.join(sys.argv[1], 'bench-*.json'))):
 json.dump(rows, open(os.path.join(sys.argv[1], 'bench.json'), 'w'), indent=1)
 PY
   rm -f "$out"/bench-*.json
+fi
+if want tune; then
+  section "tuning expert collectives at the small size (mgk tune), then default vs tuned (mgk eval)"
+  for p in ${TUNE_PROBLEMS:-all_reduce all_gather}; do
+    "$mgk" tune "collectives/$p" "$root/problems/collectives/$p/expert.cu" --size small --max-evals "${TUNE_EVALS:-12}" \
+      --strategy random --seed 1 --out "/tmp/$p.tuned.cu" 2>&1 | tail -16
+    for k in "$root/problems/collectives/$p/expert.cu" "/tmp/$p.tuned.cu"; do
+      "$mgk" eval "collectives/$p" "$k" --size small,medium --no-store --json 2>/dev/null | python3 -c "
+import json,sys; r=json.load(sys.stdin)
+print('  %-8s %s' % ('default' if 'expert.cu' in '$k' else 'tuned', r['verdict']), ' '.join('%s %.2f us (NCCL %.2f, %.2fx)' % (s['size'], s['candidate']['median_us'], s['reference']['median_us'], s['speedup']) for s in r['sizes'] if s.get('candidate')))"
+    done
+  done
 fi
 if want repeat; then
   section "repeatability: the same kernel twice at the medium size"

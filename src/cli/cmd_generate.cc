@@ -6,10 +6,10 @@
 
 #include "agent/agent.h"
 #include "agent/feedback.h"
-#include "agent/interrupt.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "common/env.h"
+#include "common/interrupt.h"
 #include "common/log.h"
 #include "common/subprocess.h"
 #include "eval/machine.h"
@@ -23,7 +23,7 @@ namespace {
 
 struct GenerateArgs {
   std::string problem, model, mode = "refine", gpus, reasoning_effort;
-  int turns = 8, world = 2, max_tokens = 16384;
+  int turns = 0, world = 2, max_tokens = 16384;  // turns 0: the mode's default (or the stored one)
   double max_cost = 3.0, max_time = 0, temperature = 0, command_timeout = 600;
   bool temperature_given = false, tune = false;
   int64_t resume = 0;
@@ -108,7 +108,7 @@ void tune_best(const agent::AttemptOutcome& o, const eval::EvalOptions& eval_opt
 ExitCode run_generate(const GenerateArgs& a, const Globals& g) {
   store::Store store = open_store(g);
   std::string problem = a.problem, model = a.model, mode = a.mode;
-  int world = a.world;
+  int world = a.world, turns = a.turns;
   int64_t run_id = 0;
   if (a.resume > 0) {
     auto s = store.attempt(a.resume);
@@ -118,13 +118,16 @@ ExitCode run_generate(const GenerateArgs& a, const Globals& g) {
       throw UsageError("attempt " + std::to_string(a.resume) + " is " + s->problem + " with " + s->model +
                        "; leave --problem and --model out to resume it");
     problem = s->problem, model = s->model, mode = s->mode, world = s->world_size, run_id = s->run_id;
+    if (turns == 0) turns = s->config.value("turns", 0);
   } else if (problem.empty() || model.empty()) {
     throw UsageError("give --problem and --model (or --resume ATTEMPT_ID)");
   }
   std::vector<int> gpus = parse_int_list(a.gpus, "--gpus");
   if (!gpus.empty() && a.resume == 0 && world == 2) world = int(gpus.size());
   if (world < 1) throw UsageError("--world must be at least 1");
-  if (a.turns < 1) throw UsageError("--turns must be at least 1");
+  // A shell session needs many more steps than a refine session needs turns.
+  if (turns == 0) turns = mode == "shell" ? 40 : 8;
+  if (turns < 1) throw UsageError("--turns must be at least 1");
 
   const problems::Spec spec = problems::load(problem);
   const agent::Mode agent_mode = agent::mode_from_string(mode);
@@ -149,7 +152,7 @@ ExitCode run_generate(const GenerateArgs& a, const Globals& g) {
   in.topology = topology_of(machine, world, peaks);
   in.texts = agent::read_prompt_texts(spec);
   in.mode = agent_mode;
-  in.max_turns = a.turns;
+  in.max_turns = turns;
   in.command_timeout_s = a.command_timeout;
   const std::string group = " --world " + std::to_string(world) + (a.gpus.empty() ? "" : " --gpus " + a.gpus);
   in.eval_command = "mgk eval " + problem + " kernel.cu" + group;
@@ -161,7 +164,7 @@ ExitCode run_generate(const GenerateArgs& a, const Globals& g) {
   setup.problem = problem;
   setup.mode = agent_mode;
   setup.world_size = world;
-  setup.limits = {a.turns, a.max_cost, a.max_time, 3};
+  setup.limits = {turns, a.max_cost, a.max_time, 3};
   setup.sampling.max_tokens = a.max_tokens;
   if (a.temperature_given) setup.sampling.temperature = a.temperature;
   if (!a.reasoning_effort.empty()) setup.sampling.reasoning_effort = a.reasoning_effort;
@@ -172,17 +175,18 @@ ExitCode run_generate(const GenerateArgs& a, const Globals& g) {
     setup.runner = shell_runner_options();
   }
   setup.command_timeout_s = a.command_timeout;
-  setup.config = {{"turns", a.turns}, {"max_cost_usd", a.max_cost}, {"max_seconds", a.max_time},
+  setup.config = {{"turns", turns}, {"max_cost_usd", a.max_cost}, {"max_seconds", a.max_time},
                   {"max_tokens", a.max_tokens}, {"gpus", gpus}};
   if (setup.sampling.temperature) setup.config["temperature"] = *setup.sampling.temperature;
   if (setup.sampling.reasoning_effort) setup.config["reasoning_effort"] = *setup.sampling.reasoning_effort;
 
   if (run_id == 0)
     run_id = store.begin_run({"generate", model, {{"problem", problem}, {"mode", mode}, {"world", world}}});
-  const std::atomic<bool>& interrupt = agent::install_interrupt_handler();
+  install_interrupt_handler();
+  const std::atomic<bool>& interrupt = interrupt_flag();
   agent::Agent session(std::move(setup), {provider.get(), &judge, &store, &prompts, &interrupt});
   session.on_turn = [&](const agent::TurnReport& t) {
-    std::cout << "turn " << t.index + 1 << "/" << a.turns << "  " << t.action << "  " << t.outcome
+    std::cout << "turn " << t.index + 1 << "/" << turns << "  " << t.action << "  " << t.outcome
               << "  tokens " << tokens(t.tokens_in) << " in / " << tokens(t.tokens_out) << " out  "
               << money(t.cost_usd) << " (total " << money(t.total_cost_usd) << ")" << std::endl;
   };
@@ -226,7 +230,8 @@ void add_generate_command(CLI::App& root, Globals& g) {
   c->add_option("--mode", a->mode, "refine (whole file per reply) or shell (one command per reply)")
       ->check(CLI::IsMember({"refine", "shell"}))
       ->capture_default_str();
-  c->add_option("--turns", a->turns, "Model calls (steps in shell mode), resumed ones included")->capture_default_str();
+  c->add_option("--turns", a->turns,
+                "Model calls, resumed ones included (default: 8 in refine mode, 40 steps in shell mode)");
   c->add_option("--max-cost", a->max_cost, "Stop before a call once the attempt cost this many USD (0: no limit)")
       ->capture_default_str();
   c->add_option("--max-time", a->max_time, "Stop before a call after this many seconds (0: no limit)");

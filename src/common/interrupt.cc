@@ -1,6 +1,7 @@
 #include "common/interrupt.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
 
@@ -10,10 +11,15 @@ namespace {
 std::atomic<bool> flag{false};
 
 void on_signal(int sig) {
+  static const char kMessage[] =
+      "\nmgk: interrupted: finishing the current step (press Ctrl-C again to stop at once)\n";
   if (flag.exchange(true)) {
     signal(sig, SIG_DFL);  // second signal: give up gracefully handling it
     raise(sig);
+    return;
   }
+  ssize_t ignored = write(STDERR_FILENO, kMessage, sizeof kMessage - 1);  // async-signal-safe
+  (void)ignored;
 }
 }  // namespace
 
@@ -28,6 +34,7 @@ void install_interrupt_handler() {
 }
 
 bool interrupted() { return flag.load(); }
+const std::atomic<bool>& interrupt_flag() { return flag; }
 void clear_interrupt() { flag = false; }
 
 void throw_if_interrupted() {

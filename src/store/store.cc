@@ -9,7 +9,7 @@
 #include "common/error.h"
 #include "store/migrations.h"
 #include "store/rows.h"
-#include "store/sha256.h"
+#include "common/hash.h"
 #include "store/statement.h"
 #include "store/timestamp.h"
 #include "store/transaction.h"

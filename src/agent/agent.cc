@@ -1,0 +1,326 @@
+#include "agent/agent.h"
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include "agent/feedback.h"
+#include "agent/reply_parser.h"
+#include "agent/trajectory.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "llm/api_error.h"
+
+namespace mgk::agent {
+namespace fs = std::filesystem;
+
+namespace {
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void write_file(const fs::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out << text;
+  if (!out.flush()) throw Error("cannot write " + p.string());
+}
+
+std::string trimmed(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\r\n"), e = s.find_last_not_of(" \t\r\n");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+// mini-swe-agent's rule: the output's first line is the sentinel (or the command is
+// exactly the echo that prints it).
+bool is_submission(const std::string& command, const std::string& output) {
+  return trimmed(output.substr(0, output.find('\n'))) == kSubmitSentinel ||
+         trimmed(command) == std::string("echo ") + kSubmitSentinel;
+}
+}  // namespace
+
+struct Agent::StepResult {
+  std::string action;   // kernel, shell, submit, format_error, truncated
+  std::string outcome;  // one short phrase for the progress line
+  std::optional<std::string> kernel_hash;
+  std::string feedback;  // the next user message; empty when the session ends here
+  std::optional<double> speedup;
+};
+
+Agent::Agent(AgentSetup setup, AgentDeps deps) : setup_(std::move(setup)), deps_(deps) {
+  if (!deps_.provider || !deps_.judge || !deps_.store || !deps_.prompts)
+    throw Error("agent: provider, judge, store and prompts are all required");
+}
+Agent::~Agent() = default;
+
+AttemptOutcome Agent::start(int64_t run_id) {
+  attempt_id_ = deps_.store->begin_attempt(
+      {run_id, setup_.problem, deps_.provider->name(), to_string(setup_.mode),
+       deps_.prompts->version(), 0, setup_.world_size, setup_.config});
+  system_ = setup_.prompt.system;
+  history_ = unsent_ = {{"user", setup_.prompt.user}};
+  return run();
+}
+
+AttemptOutcome Agent::resume(int64_t attempt_id) {
+  auto summary = deps_.store->attempt(attempt_id);
+  if (!summary) throw UsageError("no attempt " + std::to_string(attempt_id) + " in the store");
+  if (summary->exit_reason == to_string(ExitReason::kSubmitted))
+    throw UsageError("attempt " + std::to_string(attempt_id) + " was submitted; there is nothing to resume");
+  if (summary->mode != to_string(setup_.mode))
+    throw UsageError("attempt " + std::to_string(attempt_id) + " ran in " + summary->mode + " mode, not " +
+                     to_string(setup_.mode));
+  if (summary->prompt_version != deps_.prompts->version())
+    log::warning("attempt " + std::to_string(attempt_id) + " began with prompts " +
+                 summary->prompt_version + "; it continues with " + deps_.prompts->version());
+  deps_.store->reopen_attempt(attempt_id);
+  attempt_id_ = attempt_id;
+  std::vector<store::TurnRecord> turns = deps_.store->turns(attempt_id);
+  if (turns.empty()) {
+    system_ = setup_.prompt.system;
+    history_ = unsent_ = {{"user", setup_.prompt.user}};
+  } else {
+    Conversation c = rebuild_conversation(turns);
+    system_ = c.system;
+    history_ = c.messages;
+    unsent_ = {history_.back()};
+  }
+  turns_ = int(turns.size());
+  tokens_in_ = summary->tokens_in;
+  tokens_out_ = summary->tokens_out;
+  cost_ = summary->cost_usd;
+  best_hash_ = summary->best_kernel_hash;
+  best_speedup_ = summary->best_speedup;
+  return run();
+}
+
+void Agent::prepare_sandbox() {
+  sandbox_ = runner::make_sandbox_dir(std::to_string(attempt_id_));
+  for (const auto& [name, text] : setup_.sandbox_files)
+    if (!fs::exists(sandbox_ / name)) write_file(sandbox_ / name, text);
+  if (best_hash_ && !fs::exists(sandbox_ / "best.cu"))
+    if (auto source = deps_.store->kernel_source(*best_hash_)) write_file(sandbox_ / "best.cu", *source);
+  if (setup_.mode != Mode::kShell) return;
+  fs::create_directories(sandbox_ / ".mgk");  // the sandbox's own compile cache and scratch store
+  runner::RunnerOptions o = setup_.runner;
+  o.sandbox_dir = sandbox_;
+  o.cancel = deps_.interrupt;
+  o.timeout_s = setup_.command_timeout_s;
+  o.extra_env["MGK_HOME"] = (sandbox_ / ".mgk").string();
+  o.extra_env["MGK_DB"] = (sandbox_ / ".mgk" / "mgk.db").string();
+  runner_ = std::make_unique<runner::Runner>(o);
+}
+
+AttemptOutcome Agent::run() {
+  started_ = now_s();
+  // What was finished is stored; on an error the attempt is marked failed so that history
+  // says so, and the error travels on (with context when it is ours).
+  auto mark_failed = [this] {
+    try {
+      deps_.store->finish_attempt(attempt_id_, {store::Status::kFailed, "error", best_hash_});
+    } catch (const std::exception& secondary) {
+      log::warning(std::string("could not mark the attempt failed: ") + secondary.what());
+    }
+  };
+  try {
+    prepare_sandbox();
+    while (true) {
+      if (auto reason = limit_reached()) return finish(*reason);
+      step();
+      if (exit_) return finish(*exit_);
+    }
+  } catch (Error& e) {
+    mark_failed();
+    e.with_context("in attempt " + std::to_string(attempt_id_) + " (" + setup_.problem + ")");
+    throw;
+  } catch (const std::exception&) {
+    mark_failed();
+    throw;
+  }
+}
+
+std::optional<ExitReason> Agent::limit_reached() const {
+  const Limits& l = setup_.limits;
+  if (deps_.interrupt && deps_.interrupt->load()) return ExitReason::kInterrupted;
+  if (format_errors_in_a_row_ >= l.max_format_errors) return ExitReason::kFormatErrors;
+  if (turns_ >= l.turns) return ExitReason::kTurnsExhausted;
+  if (l.max_cost_usd > 0 && cost_ >= l.max_cost_usd) return ExitReason::kCostLimit;
+  if (l.max_seconds > 0 && now_s() - started_ >= l.max_seconds) return ExitReason::kTimeLimit;
+  return std::nullopt;
+}
+
+void Agent::step() {
+  const int index = turns_;
+  llm::Reply reply;
+  try {
+    reply = query();
+  } catch (const llm::ApiError& e) {
+    exit_ = ExitReason::kApiError;
+    exit_message_ = e.what();
+    return;
+  }
+  const bool shell = setup_.mode == Mode::kShell;
+  StepResult r;
+  if (reply.finish == llm::FinishReason::kLength) {
+    ++format_errors_in_a_row_;
+    r = {"truncated", "reply cut at max tokens", std::nullopt,
+         deps_.prompts->render("feedback/truncated",
+                               {{"max_tokens", std::to_string(setup_.sampling.max_tokens)},
+                                {"shell_mode", shell ? "1" : ""}}),
+         std::nullopt};
+  } else {
+    r = shell ? execute_shell(reply.text) : execute_refine(reply.text, index);
+  }
+  if (!r.feedback.empty()) r.feedback += limits_warning(index + 1);
+
+  store::TurnRecord t;
+  t.attempt_id = attempt_id_;
+  t.index = index;
+  t.messages = new_messages_json(index == 0 ? system_ : "", unsent_);
+  t.reply = reply.text;
+  t.tokens_in = reply.usage.input_tokens;
+  t.tokens_out = reply.usage.output_tokens;
+  t.tokens_cached = reply.usage.cached_input_tokens;
+  t.tokens_reasoning = reply.usage.reasoning_tokens;
+  t.cost_usd = reply.cost_usd;
+  t.latency_s = reply.latency_s;
+  t.finish_reason = reply.raw_finish;
+  t.action = r.action;
+  t.kernel_hash = r.kernel_hash;
+  t.feedback = r.feedback;
+  deps_.store->record_turn(t);
+
+  ++turns_;
+  tokens_in_ += t.tokens_in;
+  tokens_out_ += t.tokens_out;
+  cost_ += t.cost_usd;
+  history_.push_back({"assistant", reply.text});
+  unsent_.clear();
+  if (!r.feedback.empty()) {
+    history_.push_back({"user", r.feedback});
+    unsent_.push_back(history_.back());
+  }
+  if (on_turn)
+    on_turn({index, r.action, r.outcome, r.speedup, t.tokens_in, t.tokens_out, t.cost_usd, cost_});
+}
+
+llm::Reply Agent::query() {
+  llm::Request request;
+  request.system = system_;
+  request.messages = history_;
+  request.max_tokens = setup_.sampling.max_tokens;
+  request.temperature = setup_.sampling.temperature;
+  request.reasoning_effort = setup_.sampling.reasoning_effort;
+  return deps_.provider->complete(request);
+}
+
+Agent::StepResult Agent::execute_refine(const std::string& reply_text, int index) {
+  ParsedReply parsed = parse_kernel_reply(reply_text);
+  if (!parsed.ok) {
+    ++format_errors_in_a_row_;
+    return {"format_error", parsed.problem, std::nullopt,
+            deps_.prompts->render("feedback/format_error", {{"reason", parsed.problem},
+                                                            {"shell_mode", ""},
+                                                            {"submit_sentinel", kSubmitSentinel}}),
+            std::nullopt};
+  }
+  format_errors_in_a_row_ = 0;
+  const fs::path file = sandbox_ / ("kernel_turn" + std::to_string(index + 1) + ".cu");
+  write_file(file, parsed.code);
+  const std::string hash = deps_.store->put_kernel(parsed.code);
+  eval::EvalResult result;
+  judge_kernel(file, hash, index, result);
+  std::string feedback = render_feedback(*deps_.prompts, result, index + 1, setup_.limits.turns);
+  // Ctrl-C reaches the evaluator's processes too (they share the terminal): a failure seen
+  // after it says nothing about the kernel, and a resumed session must not tell the model so.
+  const bool may_be_from_ctrl_c = result.verdict != eval::Verdict::kCorrect &&
+                                  result.verdict != eval::Verdict::kIncorrect;
+  if (deps_.interrupt && deps_.interrupt->load() && may_be_from_ctrl_c) {
+    eval::EvalResult interrupted = result;
+    interrupted.verdict = eval::Verdict::kInfrastructure;
+    interrupted.message = "the evaluation was interrupted (Ctrl-C) before it finished";
+    feedback = render_feedback(*deps_.prompts, interrupted, index + 1, setup_.limits.turns);
+  }
+  return {"kernel", verdict_summary(result), hash, feedback, min_speedup(result)};
+}
+
+Agent::StepResult Agent::execute_shell(const std::string& reply_text) {
+  ParsedReply parsed = parse_shell_reply(reply_text);
+  if (!parsed.ok) {
+    ++format_errors_in_a_row_;
+    return {"format_error", parsed.problem, std::nullopt,
+            deps_.prompts->render("feedback/format_error", {{"reason", parsed.problem},
+                                                            {"shell_mode", "1"},
+                                                            {"submit_sentinel", kSubmitSentinel}}),
+            std::nullopt};
+  }
+  format_errors_in_a_row_ = 0;
+  runner::ProcessResult ran = runner_->run_shell(parsed.code);
+  if (is_submission(parsed.code, ran.output)) {
+    exit_ = ExitReason::kSubmitted;
+    return {"submit", "submitted", std::nullopt, "", std::nullopt};
+  }
+  const std::string status = ran.status_line(setup_.command_timeout_s);
+  return {"shell", status, std::nullopt,
+          deps_.prompts->render("feedback/shell_observation", {{"status", status}, {"output", ran.output}}),
+          std::nullopt};
+}
+
+void Agent::judge_kernel(const fs::path& file, const std::string& hash, int index,
+                         eval::EvalResult& result) {
+  result = deps_.judge->judge(file);
+  store::EvaluationRecord e = store::EvaluationRecord::from_result(result.to_json(), hash);
+  e.attempt_id = attempt_id_;
+  if (index >= 0) e.turn_index = index;
+  deps_.store->record_evaluation(e);
+  auto speedup = min_speedup(result);
+  if (speedup && (!best_speedup_ || *speedup > *best_speedup_)) {
+    best_speedup_ = speedup;
+    best_hash_ = hash;
+    fs::copy_file(file, sandbox_ / "best.cu", fs::copy_options::overwrite_existing);
+  }
+}
+
+std::string Agent::limits_warning(int next_index) const {
+  if (setup_.limits.turns - next_index != 1) return "";
+  const bool shell = setup_.mode == Mode::kShell;
+  return "\n\n" + deps_.prompts->render(
+                      "feedback/limits_reached",
+                      {{"reason", "the limit of " + std::to_string(setup_.limits.turns) +
+                                      (shell ? " commands" : " turns")},
+                       {"shell_mode", shell ? "1" : ""},
+                       {"submit_sentinel", kSubmitSentinel}});
+}
+
+AttemptOutcome Agent::finish(ExitReason reason) {
+  // Shell mode: whatever kernel.cu holds at the end is judged (on submission, and when a
+  // limit cut the session short), unless the user asked to stop.
+  const fs::path final_kernel = sandbox_ / "kernel.cu";
+  if (setup_.mode == Mode::kShell && reason != ExitReason::kInterrupted && fs::exists(final_kernel)) {
+    std::ifstream in(final_kernel, std::ios::binary);
+    std::ostringstream source;
+    source << in.rdbuf();
+    eval::EvalResult result;
+    judge_kernel(final_kernel, deps_.store->put_kernel(source.str()), turns_ - 1, result);
+    final_result_ = result;
+  }
+  store::Status status = reason == ExitReason::kInterrupted ? store::Status::kInterrupted
+                         : reason == ExitReason::kApiError  ? store::Status::kFailed
+                                                            : store::Status::kDone;
+  deps_.store->finish_attempt(attempt_id_, {status, to_string(reason), best_hash_});
+
+  AttemptOutcome o;
+  o.attempt_id = attempt_id_;
+  o.reason = reason;
+  o.message = exit_message_;
+  o.sandbox_dir = sandbox_;
+  if (best_hash_ && fs::exists(sandbox_ / "best.cu")) o.best_kernel = sandbox_ / "best.cu";
+  o.best_speedup = best_speedup_;
+  o.final_result = final_result_;
+  o.turns = turns_;
+  o.tokens_in = tokens_in_;
+  o.tokens_out = tokens_out_;
+  o.cost_usd = cost_;
+  return o;
+}
+
+}  // namespace mgk::agent

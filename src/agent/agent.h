@@ -1,0 +1,123 @@
+// The agent loop: one attempt at one problem with one model, in refine or shell mode.
+//   run  -> step until a limit or an exit           (limits checked before every model call)
+//   step -> query the model, then execute the reply (judge a kernel / run a command)
+// Every turn is stored as soon as it completes (messages, reply, tokens, cost, latency,
+// action, kernel, evaluation, feedback), so Ctrl-C or a crash loses nothing finished and
+// `resume` continues from the stored conversation.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/config.h"
+#include "agent/judge.h"
+#include "agent/problem_prompt.h"
+#include "agent/prompt_library.h"
+#include "llm/provider.h"
+#include "runner/runner.h"
+#include "store/store.h"
+
+namespace mgk::agent {
+
+struct AgentSetup {
+  std::string problem;  // "collectives/all_reduce"
+  Mode mode = Mode::kRefine;
+  int world_size = 2;
+  Limits limits;
+  Sampling sampling;
+  InitialPrompt prompt;  // the opening; a resumed attempt uses its stored conversation
+  // Written into the sandbox directory when the attempt starts (shell mode: the reference,
+  // the problem text), by file name.
+  std::map<std::string, std::string> sandbox_files;
+  // Shell mode: how commands run. The agent sets sandbox_dir and cancel, and points
+  // MGK_HOME and MGK_DB inside the sandbox (the trusted store is never writable there).
+  runner::RunnerOptions runner;
+  double command_timeout_s = 600;
+  nlohmann::json config = nlohmann::json::object();  // stored with the attempt
+};
+
+// The collaborators; all outlive the Agent.
+struct AgentDeps {
+  llm::Provider* provider = nullptr;
+  Judge* judge = nullptr;
+  store::Store* store = nullptr;
+  const PromptLibrary* prompts = nullptr;
+  const std::atomic<bool>* interrupt = nullptr;  // set by SIGINT: finish the step, then stop
+};
+
+// One line of progress, given to on_turn after each stored turn.
+struct TurnReport {
+  int index = 0;        // 0-based
+  std::string action;   // kernel, shell, submit, format_error, truncated
+  std::string outcome;  // "correct 1.42x", "compile_error", "exit 0", "no cuda block", ...
+  std::optional<double> speedup;
+  int64_t tokens_in = 0, tokens_out = 0;
+  double cost_usd = 0, total_cost_usd = 0;
+};
+
+struct AttemptOutcome {
+  int64_t attempt_id = 0;
+  ExitReason reason = ExitReason::kTurnsExhausted;
+  std::string message;  // for api_error: the provider's one line
+  std::filesystem::path sandbox_dir;
+  std::optional<std::filesystem::path> best_kernel;  // <sandbox>/best.cu, when one passed
+  std::optional<double> best_speedup;                // its slowest speedup over the sizes
+  std::optional<eval::EvalResult> final_result;      // shell mode: the judgement of kernel.cu
+  int turns = 0;
+  int64_t tokens_in = 0, tokens_out = 0;
+  double cost_usd = 0;
+};
+
+class Agent {
+ public:
+  Agent(AgentSetup setup, AgentDeps deps);
+  ~Agent();
+
+  std::function<void(const TurnReport&)> on_turn;
+
+  // Begins a new attempt under `run_id` and runs it to its end.
+  AttemptOutcome start(int64_t run_id);
+  // Continues a stored attempt (any but a submitted one) from its stored conversation.
+  AttemptOutcome resume(int64_t attempt_id);
+
+ private:
+  struct StepResult;
+  AttemptOutcome run();
+  std::optional<ExitReason> limit_reached() const;
+  void step();
+  llm::Reply query();
+  StepResult execute_refine(const std::string& reply_text, int index);
+  StepResult execute_shell(const std::string& reply_text);
+  void judge_kernel(const std::filesystem::path& file, const std::string& hash, int index,
+                    eval::EvalResult& result);
+  std::string limits_warning(int next_index) const;
+  void prepare_sandbox();
+  AttemptOutcome finish(ExitReason reason);
+
+  AgentSetup setup_;
+  AgentDeps deps_;
+  std::unique_ptr<runner::Runner> runner_;
+  int64_t attempt_id_ = 0;
+  std::filesystem::path sandbox_;
+  std::string system_;
+  std::vector<llm::Message> history_;
+  std::vector<llm::Message> unsent_;  // appended since the last stored turn
+  int turns_ = 0;
+  int format_errors_in_a_row_ = 0;
+  int64_t tokens_in_ = 0, tokens_out_ = 0;
+  double cost_ = 0;
+  double started_ = 0;  // steady clock seconds
+  std::optional<ExitReason> exit_;
+  std::string exit_message_;
+  std::optional<std::string> best_hash_;
+  std::optional<double> best_speedup_;
+  std::optional<eval::EvalResult> final_result_;
+};
+
+}  // namespace mgk::agent

@@ -1,0 +1,28 @@
+#include "agent/config.h"
+
+#include "common/error.h"
+
+namespace mgk::agent {
+
+const char* to_string(Mode m) { return m == Mode::kRefine ? "refine" : "shell"; }
+
+Mode mode_from_string(const std::string& s) {
+  if (s == "refine") return Mode::kRefine;
+  if (s == "shell") return Mode::kShell;
+  throw UsageError("unknown mode '" + s + "' (valid: refine, shell)");
+}
+
+const char* to_string(ExitReason r) {
+  switch (r) {
+    case ExitReason::kSubmitted: return "submitted";
+    case ExitReason::kTurnsExhausted: return "turns_exhausted";
+    case ExitReason::kCostLimit: return "cost_limit";
+    case ExitReason::kTimeLimit: return "time_limit";
+    case ExitReason::kFormatErrors: return "format_errors";
+    case ExitReason::kInterrupted: return "interrupted";
+    case ExitReason::kApiError: return "api_error";
+  }
+  return "unknown";
+}
+
+}  // namespace mgk::agent

@@ -1,0 +1,146 @@
+#include "agent/feedback.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "runner/output.h"
+
+namespace mgk::agent {
+namespace {
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string without_final_newlines(std::string s) {
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  return s;
+}
+
+std::string size_table(const eval::EvalResult& r) {
+  std::string t =
+      "| size | reference µs | yours µs | speedup | roofline µs | fraction of roofline | bound |\n"
+      "|---|---|---|---|---|---|---|\n";
+  for (const auto& s : r.sizes) {
+    auto median = [](const std::optional<eval::Timing>& tm) {
+      return tm ? fixed(tm->median_us, 1) : std::string("-");
+    };
+    t += "| " + s.size + " | " + median(s.reference) + " | " + median(s.candidate) + " | " +
+         (s.candidate ? fixed(s.speedup, 2) + "×" : "-") + " | " +
+         (s.roofline_us > 0 ? fixed(s.roofline_us, 1) : "-") + " | " +
+         (s.roofline_fraction ? fixed(*s.roofline_fraction, 2) : "-") + " | " +
+         (s.roofline_bound.empty() ? "-" : s.roofline_bound) + " |\n";
+  }
+  return t;
+}
+
+std::string per_rank_times(const eval::EvalResult& r) {
+  std::string out;
+  for (const auto& s : r.sizes) {
+    if (!s.candidate || s.candidate->per_rank_median_us.empty()) continue;
+    out += "- " + s.size + ":";
+    const auto& v = s.candidate->per_rank_median_us;
+    for (size_t rank = 0; rank < v.size(); ++rank)
+      out += (rank ? ", " : " ") + std::string("rank ") + std::to_string(rank) + " " + fixed(v[rank], 1);
+    out += "\n";
+  }
+  if (!out.empty()) out.pop_back();
+  return out;
+}
+
+// The evaluator's mismatch report is a JSON object (output, rank, index, got, expected,
+// bound, failures, numel, ...); the known fields become a sentence, the rest is quoted.
+std::string describe_mismatch(const std::string& report) {
+  nlohmann::json m = nlohmann::json::parse(report, nullptr, /*allow_exceptions=*/false);
+  if (!m.is_object() || !m.contains("output"))
+    return "```\n" + runner::cut_middle(report, 4000, 2000) + "\n```";
+  std::string out = "first wrong element: output `" + m.value("output", std::string()) + "`";
+  if (m.contains("rank")) out += ", rank " + m["rank"].dump();
+  if (m.contains("index")) out += ", index " + (m["index"].is_string() ? m["index"].get<std::string>() : m["index"].dump());
+  if (m.contains("got")) out += ": got " + m["got"].dump();
+  if (m.contains("expected")) out += ", expected " + m["expected"].dump();
+  if (m.contains("bound") && m["bound"].is_number() && m["bound"].get<double>() > 0)
+    out += " (allowed error " + m["bound"].dump() + ")";
+  if (m.contains("failures") && m.contains("numel"))
+    out += "; " + m["failures"].dump() + " of " + m["numel"].dump() + " elements wrong";
+  for (const char* known : {"output", "rank", "index", "got", "expected", "bound", "failures", "numel"})
+    m.erase(known);
+  if (!m.empty()) out += "\n  also: " + runner::cut_middle(m.dump(), 2000, 1000);
+  return out;
+}
+
+std::string mismatch_report(const eval::EvalResult& r) {
+  std::string out;
+  for (const auto& s : r.sizes) {
+    if (s.correct) {
+      out += "- size " + s.size + ": correct\n";
+      continue;
+    }
+    out += "- size " + s.size + ": " + (s.failure.empty() ? "wrong" : s.failure) + " (" +
+           std::to_string(s.trials_passed) + " trial(s) passed before)\n";
+    if (!s.mismatch.empty()) out += "  " + describe_mismatch(s.mismatch) + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<double> min_speedup(const eval::EvalResult& result) {
+  if (result.verdict != eval::Verdict::kCorrect || result.sizes.empty()) return std::nullopt;
+  double m = result.sizes.front().speedup;
+  for (const auto& s : result.sizes) m = std::min(m, s.speedup);
+  return m;
+}
+
+std::string feedback_template(const eval::EvalResult& result) {
+  switch (result.verdict) {
+    case eval::Verdict::kCorrect: {
+      auto m = min_speedup(result);
+      return m && *m > 1.0 ? "feedback/correct_fast" : "feedback/correct_slow";
+    }
+    case eval::Verdict::kIncorrect: return "feedback/mismatch";
+    case eval::Verdict::kCompileError: return "feedback/compile_error";
+    case eval::Verdict::kRuntimeError: return "feedback/runtime_error";
+    case eval::Verdict::kTimeout: return "feedback/hang";
+    case eval::Verdict::kInfrastructure:
+    case eval::Verdict::kCompiled:  // compiled but never run: the judge was set up wrongly
+      return "feedback/infrastructure";
+  }
+  return "feedback/infrastructure";
+}
+
+TemplateVars feedback_vars(const eval::EvalResult& result, int turn, int max_turns) {
+  TemplateVars v;
+  v["turn"] = std::to_string(turn);
+  v["max_turns"] = std::to_string(max_turns);
+  v["message"] = result.message;
+  v["phase"] = result.phase;
+  v["compile_log"] = without_final_newlines(runner::cut_middle(result.compile_log, 8000, 4000));
+  // The runtime log of a failing rank, when the evaluator kept one, is in the message; the
+  // size entries' failure lines say which preset failed.
+  std::string log;
+  for (const auto& s : result.sizes)
+    if (!s.failure.empty()) log += s.size + ": " + s.failure + "\n";
+  v["log"] = without_final_newlines(log);
+  v["report"] = without_final_newlines(mismatch_report(result));
+  v["size_table"] = without_final_newlines(size_table(result));
+  v["per_rank"] = per_rank_times(result);
+  auto m = min_speedup(result);
+  v["min_speedup"] = m ? fixed(*m, 2) : "-";
+  return v;
+}
+
+std::string render_feedback(const PromptLibrary& prompts, const eval::EvalResult& result,
+                            int turn, int max_turns) {
+  return prompts.render(feedback_template(result), feedback_vars(result, turn, max_turns));
+}
+
+std::string verdict_summary(const eval::EvalResult& result) {
+  auto m = min_speedup(result);
+  if (m) return std::string("correct ") + fixed(*m, 2) + "x";
+  return eval::to_string(result.verdict);
+}
+
+}  // namespace mgk::agent

@@ -1,0 +1,147 @@
+#include "agent/problem_prompt.h"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "common/env.h"
+#include "common/error.h"
+#include "problems/resolve.h"
+
+namespace mgk::agent {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read_text(const fs::path& p, const std::string& what) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw Error("cannot read " + what + " " + p.string());
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string number(double v) {
+  char buf[64];
+  if (v == static_cast<double>(static_cast<long long>(v)) && v > -1e18 && v < 1e18)
+    std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
+  else
+    std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+// Multi-line values go into templates without their final newline; the template owns the
+// layout around them.
+std::string chomp(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+std::string init_text(const problems::InputInit& init) {
+  return init.dist + "(" + number(init.a) + ", " + number(init.b) + ")";
+}
+
+std::string tensor_rows(const std::vector<problems::TensorSpec>& tensors, const std::string& kind,
+                        const std::string& dtype) {
+  std::string out;
+  for (const auto& t : tensors) {
+    std::string shape;
+    for (const auto& e : t.shape) shape += (shape.empty() ? "" : ", ") + e;
+    out += "| " + kind + " | `" + t.name + "` | " + (t.dtype == "T" ? dtype : t.dtype) + " | [" +
+           shape + "] | " + (t.symmetric ? "yes" : "no") + " | " +
+           (kind == "input" ? init_text(t.init) : std::string("-")) + " | " + t.description + " |\n";
+  }
+  return out;
+}
+
+std::string tensors_table(const problems::Spec& spec, const std::string& dtype) {
+  return "| | name | dtype | shape | symmetric | initial values | meaning |\n"
+         "|---|---|---|---|---|---|---|\n" +
+         tensor_rows(spec.inputs, "input", dtype) + tensor_rows(spec.outputs, "output", dtype);
+}
+
+std::string sizes_list(const problems::Spec& spec, int world_size) {
+  const auto& names = spec.default_sizes.empty() ? spec.size_names : spec.default_sizes;
+  std::string out;
+  for (const auto& name : names) {
+    expr::Vars dims = problems::size_dims(spec, name, world_size);
+    std::string d;
+    for (const auto& [k, v] : dims)
+      if (k != "W") d += (d.empty() ? "" : ", ") + k + " = " + number(v);
+    out += "- " + name + ": " + d + "\n";
+  }
+  return out;
+}
+
+std::string tolerance_text(const PromptLibrary& prompts, const problems::Spec& spec) {
+  std::string out;
+  for (const auto& o : spec.outputs) {
+    const auto& t = o.tolerance;
+    TemplateVars v{{"output", o.name},
+                   {"exact", t.kind == problems::ToleranceKind::kExact ? "1" : ""},
+                   {"rounding", t.kind == problems::ToleranceKind::kRounding ? "1" : ""},
+                   {"allclose", t.kind == problems::ToleranceKind::kAllclose ? "1" : ""},
+                   {"factor", t.factor},
+                   {"atol", number(t.atol)},
+                   {"rtol", number(t.rtol)}};
+    out += prompts.render("parts/tolerance", v);
+  }
+  return out;
+}
+
+std::string topology_text(const PromptLibrary& prompts, const Topology& t) {
+  char bw[64] = "";
+  if (t.link_gbps) std::snprintf(bw, sizeof bw, "%.0f GB/s per direction", *t.link_gbps);
+  return prompts.render("parts/topology", {{"world_size", std::to_string(t.world_size)},
+                                           {"gpu_model", t.gpu_model},
+                                           {"sm_count", t.sm_count > 0 ? std::to_string(t.sm_count) : ""},
+                                           {"link_bandwidth", bw},
+                                           {"link_source", t.link_source}});
+}
+
+}  // namespace
+
+PromptTexts read_prompt_texts(const problems::Spec& spec) {
+  PromptTexts t;
+  t.abi = read_text(root_dir() / "sandbox" / "include" / "mgk" / "abi.h", "the solution ABI");
+  t.primitives_guide = read_text(root_dir() / "primitives" / "README.md", "the primitives guide");
+  t.statement = read_text(spec.statement_path(), "the problem statement");
+  t.reference_source = read_text(spec.reference_path(), "the reference solution");
+  return t;
+}
+
+std::string render_problem(const PromptLibrary& prompts, const PromptInputs& in) {
+  if (in.spec == nullptr) throw Error("render_problem: no problem spec");
+  const problems::Spec& spec = *in.spec;
+  const std::string dtype = in.dtype.empty() && !spec.dtypes.empty() ? spec.dtypes.front() : in.dtype;
+  return prompts.render("problem", {{"problem_name", spec.name},
+                                    {"statement", chomp(in.texts.statement)},
+                                    {"world_size", std::to_string(in.world_size)},
+                                    {"tensors", chomp(tensors_table(spec, dtype))},
+                                    {"sizes", chomp(sizes_list(spec, in.world_size))},
+                                    {"tolerance", chomp(tolerance_text(prompts, spec))},
+                                    {"reference_source", chomp(in.texts.reference_source)},
+                                    {"shell_mode", in.mode == Mode::kShell ? "1" : ""}});
+}
+
+InitialPrompt build_initial_prompt(const PromptLibrary& prompts, const PromptInputs& in) {
+  TemplateVars v{{"topology", chomp(topology_text(prompts, in.topology))},
+                 {"abi", chomp(in.texts.abi)},
+                 {"primitives_guide", chomp(in.texts.primitives_guide)},
+                 {"tradeoffs", chomp(prompts.render("tradeoffs", {}))},
+                 {"tuning_markers", chomp(prompts.render("tuning_markers", {}))},
+                 {"max_turns", std::to_string(in.max_turns)},
+                 {"step_limit", std::to_string(in.max_turns)},
+                 {"command_timeout", number(in.command_timeout_s)},
+                 {"eval_command", in.eval_command},
+                 {"tune_command", in.tune_command},
+                 {"problem_dir", in.problem_dir},
+                 {"primitives_dir", in.primitives_dir},
+                 {"submit_sentinel", kSubmitSentinel}};
+  InitialPrompt p;
+  p.system = prompts.render(in.mode == Mode::kRefine ? "system_refine" : "system_shell", v);
+  p.user = render_problem(prompts, in);
+  return p;
+}
+
+}  // namespace mgk::agent

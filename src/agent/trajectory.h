@@ -1,0 +1,31 @@
+// The conversation of an attempt as the store keeps it and as a resumed session rebuilds
+// it. Each stored turn holds the messages that were new when its request was sent (turn 0:
+// the system prompt and the problem; later turns: the previous turn's feedback), then the
+// model's reply and the tool's feedback, so concatenating the turns gives back the exact
+// conversation without storing it again at every turn.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "llm/provider.h"
+#include "store/records.h"
+
+namespace mgk::agent {
+
+struct Conversation {
+  std::string system;
+  std::vector<llm::Message> messages;  // user/assistant, alternating, ending with a user one
+};
+
+// The JSON array stored as a turn's messages: [{"role", "content"}, ...]; the system prompt
+// (turn 0 only, when non-empty) first with role "system".
+nlohmann::json new_messages_json(const std::string& system, const std::vector<llm::Message>& added);
+
+// Rebuilds the conversation to continue from stored turns (ordered by index). Throws
+// mgk::Error when they do not form one (no system prompt in turn 0, a gap in the indices,
+// a last turn without feedback to send next).
+Conversation rebuild_conversation(const std::vector<store::TurnRecord>& turns);
+
+}  // namespace mgk::agent

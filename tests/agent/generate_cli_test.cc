@@ -1,0 +1,106 @@
+// `mgk generate` as a user runs it. Without a GPU: the command line and its errors. With
+// GPUs (the gpu machine): whole sessions against a scripted model over loopback HTTP, in
+// both modes, judged by the real evaluator.
+#include <gtest/gtest.h>
+
+#include <iostream>
+
+#include "agent_fixture.h"
+#include "support/mgk_cli.h"
+
+namespace mgk::agent::testing {
+namespace {
+
+class GenerateCli : public ::testing::Test {
+ protected:
+  std::map<std::string, std::string> env() {
+    return {{"MGK_HOME", (dir_.path() / "home").string()},
+            {"MGK_DB", (dir_.path() / "mgk.db").string()},
+            {"OPENAI_API_KEY", kOpenAIKey},
+            {"OPENAI_BASE_URL", server_.url() + "/v1"}};
+  }
+  test::TempDir dir_{"mgk-generate"};
+  test::ScriptedServer server_;
+};
+
+TEST_F(GenerateCli, NeedsAProblemAndAModel) {
+  test::CliResult r = test::run_mgk({"generate"}, env());
+  EXPECT_EQ(r.exit_code, 64) << r.output;
+  EXPECT_NE(r.output.find("give --problem and --model (or --resume ATTEMPT_ID)"), std::string::npos) << r.output;
+}
+
+TEST_F(GenerateCli, RejectsAnUnknownModeAndAnUnknownAttempt) {
+  test::CliResult r = test::run_mgk(
+      {"generate", "--problem", "collectives/all_reduce", "--model", "openai:gpt-test", "--mode", "chat"}, env());
+  EXPECT_EQ(r.exit_code, 64) << r.output;
+  r = test::run_mgk({"generate", "--resume", "999"}, env());
+  EXPECT_EQ(r.exit_code, 64) << r.output;
+  EXPECT_NE(r.output.find("no attempt 999"), std::string::npos) << r.output;
+}
+
+TEST_F(GenerateCli, WithoutAGpuItSaysWhatToDoBeforeSpendingAnything) {
+  if (test::gpus_available()) GTEST_SKIP() << "this machine has GPUs";
+  test::CliResult r = test::run_mgk(
+      {"generate", "--problem", "collectives/all_reduce", "--model", "openai:gpt-test"}, env());
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find("no GPU to judge kernels on"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("mgk doctor"), std::string::npos) << r.output;
+  EXPECT_EQ(server_.request_count(), 0u);
+}
+
+// --- on the GPU machine ---
+
+std::filesystem::path expert_kernel() { return root_dir() / "problems/collectives/all_reduce/expert.cu"; }
+
+TEST_F(GenerateCli, ARefineSessionOnTheGpusKeepsTheCorrectKernel) {
+  if (!test::gpus_available()) GTEST_SKIP() << "no GPU";
+  if (!std::filesystem::exists(expert_kernel())) GTEST_SKIP() << "no expert all_reduce yet";
+  server_.push(test::ScriptedResponse::json(
+      200, test::openai_chat_reply("Broken first.\n```cuda\nint broken(\n```\n", {1000, 100})));
+  server_.push(test::ScriptedResponse::json(
+      200, test::openai_chat_reply(kernel_reply(read_file(expert_kernel())), {2000, 3000})));
+  test::CliResult r = test::run_mgk({"generate", "--problem", "collectives/all_reduce", "--model",
+                                     "openai:gpt-test", "--turns", "2", "--world", "2"},
+                                    env());
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("turn 1/2  kernel  compile_error"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("turn 2/2  kernel  correct"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("best kernel: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("ended: turns_exhausted"), std::string::npos) << r.output;
+  auto requests = server_.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  std::string system = requests[0].json["messages"][0]["content"];
+  EXPECT_NE(system.find("SMs each"), std::string::npos) << "the topology comes from the GPUs";
+  // The whole attempt is visible afterwards in `mgk show`.
+  auto at = r.output.find("attempt ");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  std::string id = r.output.substr(at + 8, r.output.find(' ', at + 8) - at - 8);
+  test::CliResult shown = test::run_mgk({"show", id}, env());
+  EXPECT_EQ(shown.exit_code, 0) << shown.output;
+  EXPECT_NE(shown.output.find("compile_error"), std::string::npos) << shown.output;
+  EXPECT_NE(shown.output.find("correct"), std::string::npos) << shown.output;
+  EXPECT_NE(shown.output.find("mgk_run"), std::string::npos) << "the kernel source is shown";
+  std::cout << "---- mgk generate ----\n" << r.output << "---- mgk show " << id << " ----\n" << shown.output;
+}
+
+TEST_F(GenerateCli, AShellSessionOnTheGpusEvaluatesInTheSandboxAndSubmits) {
+  if (!test::gpus_available()) GTEST_SKIP() << "no GPU";
+  if (!std::filesystem::exists(expert_kernel())) GTEST_SKIP() << "no expert all_reduce yet";
+  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(bash_reply(
+      "cp " + expert_kernel().string() + " kernel.cu && mgk eval collectives/all_reduce kernel.cu --world 2"))));
+  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(bash_reply("echo MGK_SUBMIT"))));
+  test::CliResult r = test::run_mgk({"generate", "--problem", "collectives/all_reduce", "--model",
+                                     "openai:gpt-test", "--mode", "shell", "--turns", "4"},
+                                    env());
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("ended: submitted"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("final kernel.cu: correct"), std::string::npos) << r.output;
+  auto requests = server_.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  std::string observation = requests[1].json["messages"].back()["content"];
+  EXPECT_NE(observation.find("exit 0"), std::string::npos) << observation;
+  EXPECT_NE(observation.find("correct"), std::string::npos) << observation;
+}
+
+}  // namespace
+}  // namespace mgk::agent::testing

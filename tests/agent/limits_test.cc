@@ -1,0 +1,114 @@
+// How sessions end: format errors in a row, truncated replies, cost, time, API errors.
+#include <chrono>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "agent_fixture.h"
+
+namespace mgk::agent::testing {
+namespace {
+
+const char* kKernel = "#include \"mgk/solution.h\"\n";
+
+TEST_F(AgentTest, ThreeUnusableRepliesInARowEndTheAttempt) {
+  for (const char* text : {"Let me think about it.", "```python\nprint(1)\n```", "```cuda\na\n```\n```cuda\nb\n```"})
+    server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(text)));
+  auto p = provider("openai:gpt-test");
+  AttemptOutcome out = make_agent(setup(Mode::kRefine, 8), *p).start(new_run());
+  EXPECT_EQ(out.reason, ExitReason::kFormatErrors);
+  EXPECT_EQ(out.turns, 3);
+  EXPECT_EQ(judge_.judged_files.size(), 0u);
+  auto requests = server_.requests();
+  ASSERT_EQ(requests.size(), 3u);
+  std::string fb = requests[1].json["messages"].back()["content"];
+  EXPECT_NE(fb.find("Your reply could not be used: it holds no fenced code block."), std::string::npos) << fb;
+  EXPECT_NE(fb.find("exactly one fenced code block tagged `cuda`"), std::string::npos) << fb;
+  fb = requests[2].json["messages"].back()["content"];
+  EXPECT_NE(fb.find("no code block tagged cuda (found: ```python)"), std::string::npos) << fb;
+  auto summary = store_.attempt(out.attempt_id);
+  EXPECT_EQ(summary->exit_reason, "format_errors");
+  EXPECT_EQ(store_.turns(out.attempt_id)[2].action, "format_error");
+}
+
+TEST_F(AgentTest, AUsableReplyResetsTheFormatErrorCount) {
+  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply("no code")));
+  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply("no code")));
+  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(kernel_reply(kKernel))));
+  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply("no code")));
+  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply("no code")));
+  judge_.push(mismatch_result());
+  auto p = provider("openai:gpt-test");
+  AttemptOutcome out = make_agent(setup(Mode::kRefine, 5), *p).start(new_run());
+  EXPECT_EQ(out.reason, ExitReason::kTurnsExhausted);
+  EXPECT_EQ(out.turns, 5);
+}
+
+TEST_F(AgentTest, ATruncatedReplyGetsItsOwnMessage) {
+  server_.push(test::ScriptedResponse::json(
+      200, test::openai_chat_reply("```cuda\n#include \"mgk/solution.h\"\n// and then", {100, 4096}, "length")));
+  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(kernel_reply(kKernel))));
+  judge_.push(correct_result(1.1, 1.05));
+  auto p = provider("openai:gpt-test");
+  AttemptOutcome out = make_agent(setup(Mode::kRefine, 2), *p).start(new_run());
+  EXPECT_EQ(out.reason, ExitReason::kTurnsExhausted);
+  EXPECT_EQ(judge_.judged_files.size(), 1u);
+  std::string fb = server_.requests()[1].json["messages"].back()["content"];
+  EXPECT_NE(fb.find("Your reply was cut off: it reached the limit of 4096 output tokens"), std::string::npos)
+      << fb;
+  auto turns = store_.turns(out.attempt_id);
+  EXPECT_EQ(turns[0].action, "truncated");
+  EXPECT_EQ(turns[0].finish_reason, "length");
+}
+
+TEST_F(AgentTest, TheCostLimitStopsBeforeTheNextCall) {
+  // Each reply costs (1000 * 2 + 1000 * 8) / 1e6 = $0.01.
+  for (int i = 0; i < 5; ++i)
+    server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply("thinking", {1000, 1000})));
+  AgentSetup s = setup(Mode::kRefine, 10);
+  s.limits.max_cost_usd = 0.025;
+  s.limits.max_format_errors = 100;
+  auto p = provider("openai:gpt-test");
+  AttemptOutcome out = make_agent(s, *p).start(new_run());
+  EXPECT_EQ(out.reason, ExitReason::kCostLimit);
+  EXPECT_EQ(out.turns, 3);
+  EXPECT_EQ(server_.request_count(), 3u);
+  auto summary = store_.attempt(out.attempt_id);
+  EXPECT_EQ(summary->exit_reason, "cost_limit");
+  EXPECT_NEAR(summary->cost_usd, 0.03, 1e-12);
+  EXPECT_EQ(summary->tokens_in, 3000);
+  EXPECT_EQ(summary->tokens_out, 3000);
+  // The run's totals follow the attempt's.
+  EXPECT_NEAR(store_.run(summary->run_id)->cost_usd, 0.03, 1e-12);
+}
+
+TEST_F(AgentTest, TheTimeLimitStopsBeforeTheNextCall) {
+  for (int i = 0; i < 3; ++i)
+    server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(kernel_reply(kKernel))));
+  judge_.push([](const std::filesystem::path&) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    return mismatch_result();
+  });
+  AgentSetup s = setup(Mode::kRefine, 10);
+  s.limits.max_seconds = 0.5;
+  auto p = provider("openai:gpt-test");
+  AttemptOutcome out = make_agent(s, *p).start(new_run());
+  EXPECT_EQ(out.reason, ExitReason::kTimeLimit);
+  EXPECT_EQ(out.turns, 1);
+}
+
+TEST_F(AgentTest, AnApiErrorEndsTheAttemptWithTheProvidersMessage) {
+  server_.push(test::ScriptedResponse::json(401, test::openai_error("invalid_request_error", "Incorrect API key")));
+  auto p = provider("openai:gpt-test");
+  AttemptOutcome out = make_agent(setup(Mode::kRefine, 3), *p).start(new_run());
+  EXPECT_EQ(out.reason, ExitReason::kApiError);
+  EXPECT_NE(out.message.find("401"), std::string::npos) << out.message;
+  EXPECT_EQ(out.message.find(kOpenAIKey), std::string::npos);
+  EXPECT_EQ(out.turns, 0);
+  auto summary = store_.attempt(out.attempt_id);
+  EXPECT_EQ(summary->status, store::Status::kFailed);
+  EXPECT_EQ(summary->exit_reason, "api_error");
+}
+
+}  // namespace
+}  // namespace mgk::agent::testing

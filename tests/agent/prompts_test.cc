@@ -1,0 +1,129 @@
+// The real prompt files: they load, carry a version, and every template renders with the
+// variables the code gives it (a renamed variable fails here, not in front of a model).
+#include <gtest/gtest.h>
+
+#include "agent/feedback.h"
+#include "agent/problem_prompt.h"
+#include "agent/prompt_library.h"
+#include "common/env.h"
+#include "common/error.h"
+#include "problems/spec.h"
+
+namespace mgk::agent {
+namespace {
+
+problems::Spec sample_spec() {
+  nlohmann::json j = nlohmann::json::parse(R"json({
+    "title": "All-reduce (sum)",
+    "dtypes": ["bf16", "f32"],
+    "sizes": [{"name": "small", "dims": {"N": "2**20 / W"}},
+              {"name": "large", "dims": {"N": "2**27 / W"}}],
+    "inputs": [{"name": "x", "shape": ["N"], "symmetric": true,
+                "init": {"dist": "normal", "mean": 0, "std": 1},
+                "description": "this rank's contribution"}],
+    "outputs": [{"name": "y", "shape": ["N"], "symmetric": true,
+                 "tolerance": {"kind": "rounding", "factor": "W + 1"},
+                 "description": "the sum over ranks"}],
+    "cost": {"link_bytes": "2*(W-1)*N*ELT/W"}
+  })json");
+  return problems::parse_spec(j, "collectives/all_reduce", "/nonexistent");
+}
+
+PromptInputs sample_inputs(const problems::Spec& spec, Mode mode) {
+  PromptInputs in;
+  in.spec = &spec;
+  in.world_size = 2;
+  in.topology = {2, "NVIDIA H200", 132, 362.0, "mgk calibrate, 2026-11-29"};
+  in.texts = {"typedef struct mgk_ctx mgk_ctx; /* ABI-TEXT */",
+              "# Primitives GUIDE-TEXT", "Sum x over all ranks. STATEMENT-TEXT",
+              "MGK_EXPORT int mgk_run(...) { /* REFERENCE-TEXT */ }"};
+  in.mode = mode;
+  in.max_turns = 6;
+  in.eval_command = "mgk eval collectives/all_reduce kernel.cu --world 2";
+  in.tune_command = "mgk tune collectives/all_reduce kernel.cu --world 2";
+  in.problem_dir = "/opt/mgk/problems/collectives/all_reduce";
+  in.primitives_dir = "/opt/mgk/primitives";
+  return in;
+}
+
+class Prompts : public ::testing::Test {
+ protected:
+  PromptLibrary lib_ = PromptLibrary::load(root_dir() / "prompts");
+};
+
+TEST_F(Prompts, HaveAVersion) { EXPECT_FALSE(lib_.version().empty()); }
+
+TEST_F(Prompts, TheRefineOpeningCarriesEverythingTheModelNeeds) {
+  problems::Spec spec = sample_spec();
+  InitialPrompt p = build_initial_prompt(lib_, sample_inputs(spec, Mode::kRefine));
+  for (const char* s : {"ABI-TEXT", "GUIDE-TEXT", "NVIDIA H200", "132 SMs", "362 GB/s", "6 turns",
+                        "Copy engine", "TMA", "Register-level", "Intra-SM", "Inter-SM", "epoch",
+                        "mgk:tune", "```cuda"})
+    EXPECT_NE(p.system.find(s), std::string::npos) << s;
+  for (const char* s : {"collectives/all_reduce", "STATEMENT-TEXT", "REFERENCE-TEXT", "`x`", "`y`",
+                        "normal(0, 1)", "small: N = 524288", "large: N = 67108864", "W + 1",
+                        "Write your kernel file."})
+    EXPECT_NE(p.user.find(s), std::string::npos) << s << "\n" << p.user;
+  EXPECT_EQ(p.system.find("{{"), std::string::npos);
+  EXPECT_EQ(p.user.find("{{"), std::string::npos);
+}
+
+TEST_F(Prompts, TheShellOpeningExplainsTheToolsAndTheSentinel) {
+  problems::Spec spec = sample_spec();
+  InitialPrompt p = build_initial_prompt(lib_, sample_inputs(spec, Mode::kShell));
+  for (const char* s : {"mgk eval collectives/all_reduce kernel.cu --world 2", "mgk tune", "MGK_SUBMIT",
+                        "```bash", "at most 6 commands", "/opt/mgk/primitives"})
+    EXPECT_NE(p.system.find(s), std::string::npos) << s;
+  EXPECT_NE(p.user.find("reference.cu"), std::string::npos);
+}
+
+TEST_F(Prompts, EveryFeedbackTemplateRendersFromAVerdict) {
+  eval::EvalResult r;
+  r.message = "one line";
+  r.compile_log = "kernel.cu(3): error: expected a \";\"";
+  eval::SizeResult s;
+  s.size = "small";
+  s.correct = true;
+  s.reference = eval::Timing{21.7, 21, 23, 20.5, 100, {21.7, 21.5}};
+  s.candidate = eval::Timing{10.9, 10.5, 11.5, 10.2, 100, {10.9, 10.1}};
+  s.speedup = 21.7 / 10.9;
+  s.roofline_fraction = 0.42;
+  s.roofline_us = 4.6;
+  s.roofline_bound = "link";
+  r.sizes.push_back(s);
+  for (auto v : {eval::Verdict::kCorrect, eval::Verdict::kIncorrect, eval::Verdict::kCompileError,
+                 eval::Verdict::kRuntimeError, eval::Verdict::kTimeout, eval::Verdict::kInfrastructure}) {
+    r.verdict = v;
+    std::string text = render_feedback(lib_, r, 3, 8);
+    EXPECT_NE(text.find("Turn 3 of 8"), std::string::npos) << feedback_template(r);
+    EXPECT_EQ(text.find("{{"), std::string::npos) << feedback_template(r);
+  }
+  for (const char* name : {"feedback/format_error", "feedback/truncated", "feedback/limits_reached"})
+    for (const char* shell : {"", "1"})
+      EXPECT_NO_THROW(lib_.render(name, {{"reason", "r"}, {"shell_mode", shell}, {"max_tokens", "100"},
+                                         {"submit_sentinel", kSubmitSentinel}}))
+          << name;
+  EXPECT_NO_THROW(lib_.render("feedback/shell_observation", {{"status", "exit 0"}, {"output", ""}}));
+}
+
+TEST_F(Prompts, AnUnknownTemplateListsTheKnownOnes) {
+  try {
+    lib_.render("feedback/nope", {});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("feedback/mismatch"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(Prompts, AMissingVariableInARealTemplateIsCaught) {
+  try {
+    lib_.render("feedback/compile_error", {{"turn", "1"}, {"max_turns", "2"}});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("feedback/compile_error.md"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'compile_log'"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace mgk::agent

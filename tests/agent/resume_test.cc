@@ -1,0 +1,125 @@
+// Ctrl-C in the middle of a session, then `--resume`: the conversation continues from what
+// the store kept, and the totals add up over both sessions.
+#include <gtest/gtest.h>
+
+#include "agent/trajectory.h"
+#include "agent_fixture.h"
+#include "common/error.h"
+
+namespace mgk::agent::testing {
+namespace {
+
+const char* kV1 = "// v1\n#include \"mgk/solution.h\"\n";
+const char* kV2 = "// v2\n#include \"mgk/solution.h\"\n";
+const char* kV3 = "// v3\n#include \"mgk/solution.h\"\n";
+const char* kV4 = "// v4\n#include \"mgk/solution.h\"\n";
+
+TEST_F(AgentTest, AnInterruptedAttemptResumesFromItsStoredConversation) {
+  // First session: Ctrl-C arrives while turn 2 is being judged.
+  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(kernel_reply(kV1), {1000, 100})));
+  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(kernel_reply(kV2), {2000, 200})));
+  judge_.push(mismatch_result());
+  judge_.push([this](const std::filesystem::path&) {
+    interrupt_ = true;
+    return correct_result(1.1, 0.9);
+  });
+  auto p = provider("openai:gpt-test");
+  AttemptOutcome first = make_agent(setup(Mode::kRefine, 4), *p).start(new_run());
+  EXPECT_EQ(first.reason, ExitReason::kInterrupted);
+  EXPECT_EQ(first.turns, 2);
+  EXPECT_EQ(server_.request_count(), 2u);
+  auto summary = store_.attempt(first.attempt_id);
+  EXPECT_EQ(summary->status, store::Status::kInterrupted);
+  EXPECT_EQ(summary->exit_reason, "interrupted");
+  const nlohmann::json sent_second = server_.requests()[1].json["messages"];
+
+  // Second session, a new process as far as the agent knows.
+  interrupt_ = false;
+  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(kernel_reply(kV3), {3000, 300})));
+  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(kernel_reply(kV4), {4000, 400})));
+  judge_.push(correct_result(1.3, 1.2));
+  judge_.push(correct_result(1.25, 1.1));
+  AgentSetup s = setup(Mode::kRefine, 4);
+  s.prompt = {"A DIFFERENT SYSTEM PROMPT", "A DIFFERENT PROBLEM PROMPT"};  // must not be used
+  AttemptOutcome second = make_agent(s, *p).resume(first.attempt_id);
+
+  EXPECT_EQ(second.attempt_id, first.attempt_id);
+  EXPECT_EQ(second.reason, ExitReason::kTurnsExhausted);
+  EXPECT_EQ(second.turns, 4);
+  auto requests = server_.requests();
+  ASSERT_EQ(requests.size(), 4u);
+  // The resumed request is the interrupted conversation plus turn 2's reply and feedback.
+  const nlohmann::json resumed = requests[2].json["messages"];
+  ASSERT_EQ(resumed.size(), sent_second.size() + 2);
+  for (size_t i = 0; i < sent_second.size(); ++i) EXPECT_EQ(resumed[i], sent_second[i]) << i;
+  EXPECT_EQ(resumed[0]["content"], "SYSTEM PROMPT for the test");
+  EXPECT_EQ(resumed[sent_second.size()]["role"], "assistant");
+  EXPECT_EQ(resumed[sent_second.size()]["content"], kernel_reply(kV2));
+  auto turns = store_.turns(first.attempt_id);
+  ASSERT_EQ(turns.size(), 4u);
+  EXPECT_EQ(resumed.back()["content"], turns[1].feedback);
+  EXPECT_NE(turns[1].feedback.find("Turn 2 of 4"), std::string::npos);
+  EXPECT_EQ(turns[2].index, 2);
+  EXPECT_EQ(turns[2].messages.size(), 1u);  // only turn 1's feedback is new in turn 2
+
+  summary = store_.attempt(first.attempt_id);
+  EXPECT_EQ(summary->status, store::Status::kDone);
+  EXPECT_EQ(summary->tokens_in, 1000 + 2000 + 3000 + 4000);
+  EXPECT_EQ(summary->tokens_out, 100 + 200 + 300 + 400);
+  EXPECT_NEAR(second.cost_usd, (10000 * 2.0 + 1000 * 8.0) / 1e6, 1e-12);
+  EXPECT_EQ(summary->best_kernel_hash, store_.put_kernel(kV3));  // slowest size 1.2 beats 1.1
+  ASSERT_TRUE(second.best_kernel);
+  EXPECT_EQ(read_file(*second.best_kernel), kV3);
+}
+
+TEST_F(AgentTest, AFailureSeenAfterCtrlCIsNotBlamedOnTheKernel) {
+  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(kernel_reply(kV1))));
+  judge_.push([this](const std::filesystem::path&) {
+    interrupt_ = true;  // the ranks died of the same SIGINT
+    eval::EvalResult r;
+    r.verdict = eval::Verdict::kRuntimeError;
+    r.message = "rank 0 was killed by signal 2";
+    return r;
+  });
+  auto p = provider("openai:gpt-test");
+  AttemptOutcome out = make_agent(setup(Mode::kRefine, 4), *p).start(new_run());
+  EXPECT_EQ(out.reason, ExitReason::kInterrupted);
+  auto turns = store_.turns(out.attempt_id);
+  ASSERT_EQ(turns.size(), 1u);
+  EXPECT_NE(turns[0].feedback.find("nothing about your kernel"), std::string::npos) << turns[0].feedback;
+  EXPECT_NE(turns[0].feedback.find("interrupted (Ctrl-C)"), std::string::npos) << turns[0].feedback;
+  EXPECT_EQ(store_.evaluations_of_attempt(out.attempt_id)[0].verdict, "runtime_error");  // as measured
+}
+
+TEST_F(AgentTest, ASubmittedAttemptCannotBeResumed) {
+  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(bash_reply("echo MGK_SUBMIT"))));
+  auto p = provider("openai:gpt-test");
+  AttemptOutcome out = make_agent(setup(Mode::kShell, 3), *p).start(new_run());
+  ASSERT_EQ(out.reason, ExitReason::kSubmitted);
+  EXPECT_THROW(make_agent(setup(Mode::kShell, 3), *p).resume(out.attempt_id), UsageError);
+  EXPECT_THROW(make_agent(setup(Mode::kShell, 3), *p).resume(out.attempt_id + 100), UsageError);
+}
+
+TEST(Trajectory, RebuildsTheConversationFromStoredTurns) {
+  std::vector<store::TurnRecord> turns(2);
+  turns[0].attempt_id = turns[1].attempt_id = 7;
+  turns[0].index = 0;
+  turns[0].messages = new_messages_json("SYS", {{"user", "problem"}});
+  turns[0].reply = "r1";
+  turns[0].feedback = "fb1";
+  turns[1].index = 1;
+  turns[1].messages = new_messages_json("", {{"user", "fb1"}});
+  turns[1].reply = "r2";
+  turns[1].feedback = "fb2";
+  Conversation c = rebuild_conversation(turns);
+  EXPECT_EQ(c.system, "SYS");
+  std::vector<std::string> flat;
+  for (const auto& m : c.messages) flat.push_back(m.role + ":" + m.content);
+  EXPECT_EQ(flat, (std::vector<std::string>{"user:problem", "assistant:r1", "user:fb1", "assistant:r2",
+                                            "user:fb2"}));
+  turns[1].index = 2;
+  EXPECT_THROW(rebuild_conversation(turns), Error);
+}
+
+}  // namespace
+}  // namespace mgk::agent::testing

@@ -1,0 +1,62 @@
+// Machines without a usable bubblewrap: the probe says why, the runner falls back with a
+// warning (never silently), and a run that requires isolation refuses to start.
+#include <sys/stat.h>
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "common/error.h"
+#include "runner/isolation.h"
+#include "runner/runner.h"
+#include "support/test_paths.h"
+
+namespace mgk::runner {
+namespace {
+
+TEST(BubblewrapProbe, SaysWhenBwrapIsNotInstalled) {
+  test::TempDir empty("mgk-nobwrap");
+  BubblewrapStatus s = probe_bubblewrap(empty.path().string());
+  EXPECT_FALSE(s.usable);
+  EXPECT_EQ(s.problem, "bubblewrap (bwrap) is not installed");
+}
+
+TEST(BubblewrapProbe, SaysWhenBwrapCannotCreateNamespaces) {
+  test::TempDir bin("mgk-fakebwrap");
+  const auto fake = bin.path() / "bwrap";
+  std::ofstream(fake) << "#!/bin/sh\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n";
+  ::chmod(fake.c_str(), 0755);
+  BubblewrapStatus s = probe_bubblewrap(bin.path().string());
+  EXPECT_FALSE(s.usable);
+  EXPECT_EQ(s.program, fake.string());
+  EXPECT_EQ(s.problem, "bwrap cannot create a sandbox here (bwrap: No permissions to creating new namespace)");
+}
+
+TEST(BubblewrapProbe, TheWarningSaysWhatIsLostAndWhatToDo) {
+  std::string w = unisolated_warning("bubblewrap (bwrap) is not installed");
+  EXPECT_NE(w.find("WITHOUT isolation"), std::string::npos);
+  EXPECT_NE(w.find("install bubblewrap"), std::string::npos);
+}
+
+TEST(Fallback, AutoRunsUnisolatedAndRequireRefuses) {
+  test::TempDir dir("mgk-fallback");
+  RunnerOptions o;
+  o.sandbox_dir = dir.path();
+  o.bubblewrap = BubblewrapStatus{false, "", "bubblewrap (bwrap) is not installed"};
+  o.isolation = IsolationMode::kAuto;
+  Runner unisolated(o);
+  EXPECT_FALSE(unisolated.isolated());
+  EXPECT_EQ(unisolated.run_shell("echo still-runs").output, "still-runs\n");
+  o.isolation = IsolationMode::kRequire;
+  try {
+    Runner refused(o);
+    FAIL() << "a required isolation was silently dropped";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("bubblewrap (bwrap) is not installed; isolation was required"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace mgk::runner

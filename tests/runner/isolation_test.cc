@@ -1,0 +1,141 @@
+// The runner with bubblewrap: what a sandboxed command can no longer see or touch. Skipped
+// (with the reason) on machines where bwrap cannot create namespaces.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "runner/isolation.h"
+#include "runner/runner.h"
+#include "support/test_paths.h"
+
+namespace mgk::runner {
+namespace {
+
+namespace fs = std::filesystem;
+
+class IsolatedRunner : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!bubblewrap_status().usable) GTEST_SKIP() << bubblewrap_status().problem;
+  }
+  Runner make(RunnerOptions o = {}) {
+    o.sandbox_dir = dir_.path();
+    o.isolation = IsolationMode::kRequire;
+    return Runner(o);
+  }
+  test::TempDir dir_{"mgk-sandbox"};
+};
+
+// A listener on the parent's loopback that reports whether anyone connected.
+class LoopbackListener {
+ public:
+  LoopbackListener() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    ::listen(fd_, 8);
+    socklen_t len = sizeof addr;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+  }
+  ~LoopbackListener() { ::close(fd_); }
+  int port() const { return port_; }
+  bool someone_connected() {
+    pollfd p{fd_, POLLIN, 0};
+    return ::poll(&p, 1, 100) > 0;
+  }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+std::string connect_script(int port) {
+  return "exec 3<>/dev/tcp/127.0.0.1/" + std::to_string(port) +
+         " && echo CONNECTED || echo REFUSED";
+}
+
+TEST_F(IsolatedRunner, CannotReachTheNetworkOfTheParent) {
+  LoopbackListener listener;
+  Runner r = make();
+  ASSERT_TRUE(r.isolated());
+  ProcessResult res = r.run_shell(connect_script(listener.port()), 10);
+  EXPECT_NE(res.output.find("REFUSED"), std::string::npos) << res.output;
+  EXPECT_FALSE(listener.someone_connected());
+}
+
+TEST_F(IsolatedRunner, TheSameConnectionSucceedsUnisolated) {  // the check above can see one
+  LoopbackListener listener;
+  RunnerOptions o;
+  o.sandbox_dir = dir_.path();
+  o.isolation = IsolationMode::kOff;
+  ProcessResult res = Runner(o).run_shell(connect_script(listener.port()), 10);
+  EXPECT_NE(res.output.find("CONNECTED"), std::string::npos) << res.output;
+  EXPECT_TRUE(listener.someone_connected());
+}
+
+TEST_F(IsolatedRunner, WritesOnlyInsideItsDirectory) {
+  test::TempDir outside("mgk-outside");
+  const fs::path host_tmp_file = outside.path().parent_path() / (outside.path().filename().string() + ".tmpfile");
+  Runner r = make();
+  ProcessResult res = r.run_shell("echo in > inside.txt && echo ok-inside; echo out > " +
+                                  (outside.path() / "escaped.txt").string() +
+                                  " || echo blocked; echo tmp > " + host_tmp_file.string() +
+                                  " && cat " + host_tmp_file.string());
+  EXPECT_NE(res.output.find("ok-inside"), std::string::npos) << res.output;
+  EXPECT_NE(res.output.find("blocked"), std::string::npos) << res.output;
+  EXPECT_NE(res.output.find("tmp"), std::string::npos) << res.output;  // a private /tmp
+  EXPECT_TRUE(fs::exists(dir_.path() / "inside.txt"));
+  EXPECT_FALSE(fs::exists(outside.path() / "escaped.txt"));
+  EXPECT_FALSE(fs::exists(host_tmp_file));  // it wrote to its own /tmp, not the host's
+}
+
+TEST_F(IsolatedRunner, CannotFindTheApiKeyAnywhereInProc) {
+  ::setenv("OPENAI_API_KEY", "sk-isolated-secret-0003", 1);
+  Runner r = make();
+  ProcessResult res = r.run_shell(
+      "env; for f in /proc/*/environ; do tr '\\0' '\\n' < $f; done 2>/dev/null; ps -e -o pid=,comm=");
+  ::unsetenv("OPENAI_API_KEY");
+  EXPECT_EQ(res.output.find("isolated-secret"), std::string::npos) << res.output;
+  EXPECT_EQ(res.output.find("_tests"), std::string::npos) << "the test process is visible";
+}
+
+TEST_F(IsolatedRunner, TheUsersHomeIsHidden) {
+  test::TempDir fake_home("mgk-fake-home");
+  std::ofstream(fake_home.path() / ".netrc") << "machine api password hunter2\n";
+  const char* real_home = std::getenv("HOME");
+  std::string saved = real_home ? real_home : "";
+  ::setenv("HOME", fake_home.path().c_str(), 1);
+  Runner r = make();
+  ::setenv("HOME", saved.c_str(), 1);
+  ProcessResult res = r.run_shell("cat " + (fake_home.path() / ".netrc").string() + " || echo hidden");
+  EXPECT_EQ(res.output.find("hunter2"), std::string::npos) << res.output;
+  EXPECT_NE(res.output.find("hidden"), std::string::npos) << res.output;
+}
+
+TEST_F(IsolatedRunner, TheDeadlineStillKillsEverythingInside) {
+  Runner r = make();
+  ProcessResult res = r.run_shell("echo partial; (sleep 60 &); while :; do :; done", 1.0);
+  EXPECT_TRUE(res.timed_out);
+  EXPECT_LT(res.wall_seconds, 5.0);
+  EXPECT_EQ(res.output, "partial\n");
+}
+
+TEST_F(IsolatedRunner, TheNvlinkMulticastSwitchesAreOffInside) {
+  ::setenv("NCCL_NVLS_ENABLE", "1", 1);
+  Runner r = make();
+  ::unsetenv("NCCL_NVLS_ENABLE");
+  ProcessResult res = r.run_shell("echo $NCCL_NVLS_ENABLE $NVSHMEM_DISABLE_NVLS");
+  EXPECT_EQ(res.output, "0 1\n");
+}
+
+}  // namespace
+}  // namespace mgk::runner
