@@ -85,18 +85,28 @@ fi
 if want overhead; then
   section "overhead: compile a typical candidate (cold cache), then evaluate at three sizes (cached)"
   cold="$(mktemp -d)"
-  start=$(date +%s.%N)
+  start=$(date +%s%N)
   MGK_HOME="$cold" "$mgk" eval collectives/all_reduce --expert --compile-only --no-store
-  echo "compile, cold cache: $(echo "$(date +%s.%N) - $start" | bc) s"
-  start=$(date +%s.%N)
+  echo "compile, cold cache (reference and expert): $(( ($(date +%s%N) - start) / 1000000 )) ms wall"
+  start=$(date +%s%N)
   MGK_HOME="$cold" "$mgk" eval collectives/all_reduce --expert --size small,medium,large --no-store > /dev/null
-  echo "evaluate at 3 sizes (compiled): $(echo "$(date +%s.%N) - $start" | bc) s wall"
+  echo "evaluate at 3 sizes (compiled): $(( ($(date +%s%N) - start) / 1000000 )) ms wall"
+fi
+if want showcase; then
+  section "what a user sees: a correct candidate and four bad ones"
+  for k in gpu/candidates/all_reduce bad_candidates/side_stream bad_candidates/modifies_input bad_candidates/partial_write; do
+    echo "\$ mgk eval collectives/all_reduce tests/$k.cu --size small,odd"
+    "$mgk" eval collectives/all_reduce "$root/tests/$k.cu" --size small,odd --no-store; echo "(exit $?)"
+  done
+  echo "\$ mgk eval collectives/all_reduce tests/bad_candidates/hang.cu --timeout 10"
+  start=$(date +%s%N)
+  "$mgk" eval collectives/all_reduce "$root/tests/bad_candidates/hang.cu" --timeout 10 --no-store; echo "(exit $?, $(( ($(date +%s%N) - start) / 1000000 )) ms)"
 fi
 if want microbench; then
   section "mechanism micro-benchmark"
   if [ -x "$bin/mgk-microbench" ]; then
     "$bin/mgk-microbench" --csv "$out/microbench.csv" 2>&1 | tail -60
-    python3 "$root/bench/plot_microbench.py" "$out/microbench.csv" "$out/microbench.png" || true
+    python3 "$root/bench/plot_microbench.py" "$out/microbench.csv" -o "$out/microbench.png" || true
   else
     echo "mgk-microbench not built"
   fi

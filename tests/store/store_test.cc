@@ -8,7 +8,7 @@
 #include "common/error.h"
 #include "sample_data.h"
 #include "store/database.h"
-#include "store/sha256.h"
+#include "common/hash.h"
 #include "store/statement.h"
 #include "support/test_paths.h"
 
