@@ -26,7 +26,7 @@ if ! command -v nvcc >/dev/null; then
   exit 1
 fi
 
-cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="${MGK_BUILD_TYPE:-Release}" >/dev/null
 jobs="${MGK_BUILD_JOBS:-$(nproc)}"
 cmake --build "$build" -j "$jobs"
 echo "setup: built $build/mgk and $build/mgk-harness"

@@ -50,8 +50,7 @@ RankGroup::RankGroup(const fs::path& harness, const std::vector<int>& gpus, cons
     setpgid(pid, pid);
     ranks_[r].pid = pid;
   }
-  // Ranks connect in any order; each says who it is in its first frame... the rank number
-  // is learned from the first message instead, so accept all, then read a hello.
+  // Ranks connect in any order: accept them all, then ask each which rank it is.
   std::vector<wire::Channel> pending;
   for (int i = 0; i < world; ++i) {
     try {
