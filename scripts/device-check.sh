@@ -3,6 +3,7 @@
 # to OUT. The binaries come from BIN (a build directory, or a folder holding mgk,
 # mgk-harness, gpu_tests and mgk-microbench built elsewhere).
 # Usage: scripts/device-check.sh OUT [BIN] [STEPS]
+#   MGK_TEST_WORLD=4 (or 8) runs the GPU tests and the benchmarks at that world size.
 #   STEPS: comma-separated subset of: env,doctor,calibrate,tests,bench,repeat,overhead,microbench
 set -uo pipefail
 out="${1:?usage: device-check.sh OUT [BIN] [STEPS]}"
@@ -38,7 +39,7 @@ fi
 if want bench; then
   section "collective benchmarks: expert vs NCCL (mgk eval, every preset)"
   for p in all_reduce all_gather reduce_scatter all_to_all broadcast reduce scatter gather; do
-    "$mgk" eval "collectives/$p" --expert --size small,medium,large --json > "$out/bench-$p.json" 2>>"$out/bench.err"
+    "$mgk" eval "collectives/$p" --expert --size small,medium,large --world "${MGK_TEST_WORLD:-2}" --json > "$out/bench-$p.json" 2>>"$out/bench.err"
     python3 - "$out/bench-$p.json" "$p" <<'PY'
 import json, sys
 try:

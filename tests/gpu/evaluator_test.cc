@@ -4,6 +4,7 @@
 // killed in time with its phase named, and the GPUs work right after.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 
 #include "support/mgk_cli.h"
@@ -20,12 +21,17 @@ class GpuEval : public ::testing::Test {
   void SetUp() override {
     int n = 0;
     if (!gpus_available(&n)) GTEST_SKIP() << "skipped: no GPU";
-    if (n < 2) GTEST_SKIP() << "skipped: needs 2 GPUs, " << n << " visible";
+    if (n < world()) GTEST_SKIP() << "skipped: needs " << world() << " GPUs, " << n << " visible";
+  }
+  // $MGK_TEST_WORLD runs the whole file at another world size (default 2).
+  static int world() {
+    const char* w = std::getenv("MGK_TEST_WORLD");
+    return w && *w ? std::atoi(w) : 2;
   }
   // Fast settings: two sizes (one with a ragged tail), two trials, a short timing run.
   CliResult eval(const std::string& problem, std::vector<std::string> extra, const std::string& sizes = "small,odd") {
     std::vector<std::string> args = {"eval", "collectives/" + problem, "--size", sizes, "--trials", "2",
-                                     "--iterations", "20", "--json", "--no-store"};
+                                     "--iterations", "20", "--json", "--no-store", "--world", std::to_string(world())};
     args.insert(args.end(), extra.begin(), extra.end());
     return run_mgk(args, env());
   }
