@@ -17,6 +17,7 @@ namespace {
 struct EvalArgs {
   std::string problem, kernel, gpus, sizes, dtype, arch;
   int world = 2, trials = 3, iterations = 100;
+  bool world_given = false;
   double timeout = 20;
   bool reference = false, expert = false, compile_only = false, no_time = false, json = false, no_store = false;
   std::vector<std::string> defines, nvcc_flags;
@@ -56,7 +57,7 @@ ExitCode run_eval(const EvalArgs& a, const Globals& g) {
   o.world_size = a.world;
   if (!a.gpus.empty()) {
     o.gpus = parse_int_list(a.gpus, "--gpus");
-    if (a.world == 2 && o.gpus.size() != 2) o.world_size = int(o.gpus.size());  // --gpus alone sets the world
+    if (!a.world_given) o.world_size = int(o.gpus.size());  // --gpus alone sets the world
   }
   if (o.world_size < 1) throw UsageError("--world must be at least 1");
   o.sizes = split_list(a.sizes);
@@ -95,7 +96,9 @@ void add_eval_command(CLI::App& root, Globals& g) {
   c->add_option("kernel", a->kernel, "The candidate kernel file (.cu) implementing the solution ABI");
   c->add_flag("--reference", a->reference, "Evaluate the problem's reference against itself");
   c->add_flag("--expert", a->expert, "Evaluate the problem's expert solution (expert.cu)");
-  c->add_option("--world", a->world, "Number of ranks (one GPU each)")->capture_default_str();
+  c->add_option("--world", a->world, "Number of ranks (one GPU each)")
+      ->capture_default_str()
+      ->each([a](const std::string&) { a->world_given = true; });
   c->add_option("--gpus", a->gpus, "GPU indices to use, e.g. 0,1 (default: the first --world visible ones)");
   c->add_option("--size", a->sizes, "Size presets, comma-separated (default: the problem's defaults)");
   c->add_option("--dtype", a->dtype, "Element type for problems that take several (e.g. bf16, f32)");
