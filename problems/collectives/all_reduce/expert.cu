@@ -100,15 +100,6 @@ void launch(const state& st, const operands& o, bool one_shot, cudaStream_t stre
     all_reduce_two_shot_pull_push<T><<<st.blocks, THREADS, 0, stream>>>(o);
 }
 
-// Bytes of one landing slot for `elems` elements: room for the widest dtype (f32) that
-// still fits `limit`, since the dtype is only known at run time and every rank must
-// allocate the same; 0 when not even bf16 fits (then the one-shot path is never taken).
-size_t landing_slot_bytes(int64_t elems, size_t limit) {
-  if (size_t(elems) * 2 > limit) return 0;
-  const size_t widest = size_t(elems) * 4;
-  return size_t(prim::round_up(int64_t(widest < limit ? widest : limit), 16));
-}
-
 }  // namespace
 
 MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
@@ -125,7 +116,7 @@ MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
   const int want = BLOCKS > 0 && BLOCKS < fit ? BLOCKS : fit;
   if (prim::setup_block_flags(ctx, kRegions, kMaxBlocks, want, &st->flag_buf, &st->flags, &st->blocks) != 0)
     return 1;
-  st->slot_bytes = landing_slot_bytes(n, size_t(ONE_SHOT_MAX_KB) * 1024);
+  st->slot_bytes = prim::landing_slot_bytes(n, size_t(ONE_SHOT_MAX_KB) * 1024);
   if (st->slot_bytes > 0) {
     if (prim::sym_alloc(ctx, 2 * size_t(ctx->world_size) * st->slot_bytes, "one-shot landing slots",
                         &st->landing_buf) != 0)
