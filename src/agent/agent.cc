@@ -7,6 +7,7 @@
 #include "agent/feedback.h"
 #include "agent/reply_parser.h"
 #include "agent/trajectory.h"
+#include "common/file.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "llm/api_error.h"
@@ -296,11 +297,9 @@ AttemptOutcome Agent::finish(ExitReason reason) {
   // limit cut the session short), unless the user asked to stop.
   const fs::path final_kernel = sandbox_ / "kernel.cu";
   if (setup_.mode == Mode::kShell && reason != ExitReason::kInterrupted && fs::exists(final_kernel)) {
-    std::ifstream in(final_kernel, std::ios::binary);
-    std::ostringstream source;
-    source << in.rdbuf();
     eval::EvalResult result;
-    judge_kernel(final_kernel, deps_.store->put_kernel(source.str()), turns_ - 1, result);
+    judge_kernel(final_kernel, deps_.store->put_kernel(read_file(final_kernel, "the final kernel")), turns_ - 1,
+                 result);
     final_result_ = result;
   }
   store::Status status = reason == ExitReason::kInterrupted ? store::Status::kInterrupted

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/file.h"
 #include "common/env.h"
 #include "common/error.h"
 #include "problems/resolve.h"
@@ -12,14 +13,6 @@ namespace mgk::agent {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string read_text(const fs::path& p, const std::string& what) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw Error("cannot read " + what + " " + p.string());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::string number(double v) {
   char buf[64];
@@ -103,10 +96,10 @@ std::string topology_text(const PromptLibrary& prompts, const Topology& t) {
 
 PromptTexts read_prompt_texts(const problems::Spec& spec) {
   PromptTexts t;
-  t.abi = read_text(root_dir() / "sandbox" / "include" / "mgk" / "abi.h", "the solution ABI");
-  t.primitives_guide = read_text(root_dir() / "primitives" / "README.md", "the primitives guide");
-  t.statement = read_text(spec.statement_path(), "the problem statement");
-  t.reference_source = read_text(spec.reference_path(), "the reference solution");
+  t.abi = read_file(root_dir() / "sandbox" / "include" / "mgk" / "abi.h", "the solution ABI");
+  t.primitives_guide = read_file(root_dir() / "primitives" / "README.md", "the primitives guide");
+  t.statement = read_file(spec.statement_path(), "the problem statement");
+  t.reference_source = read_file(spec.reference_path(), "the reference solution");
   return t;
 }
 

@@ -3,21 +3,12 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/file.h"
 #include "common/env.h"
 #include "common/error.h"
 
 namespace mgk::agent {
 namespace fs = std::filesystem;
-
-namespace {
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw Error("cannot read prompt file " + p.string());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-}  // namespace
 
 PromptLibrary PromptLibrary::load(const fs::path& dir) {
   PromptLibrary lib;
@@ -26,14 +17,14 @@ PromptLibrary PromptLibrary::load(const fs::path& dir) {
   if (!fs::is_directory(dir, ec))
     throw Error("the prompts directory " + dir.string() +
                 " does not exist; set MGK_ROOT to the mgk installation");
-  std::string version = read_file(dir / "VERSION");
+  std::string version = read_file(dir / "VERSION", "prompt file");
   lib.version_ = version.substr(0, version.find_first_of("\r\n"));
   if (lib.version_.empty()) throw Error("prompt version file " + (dir / "VERSION").string() + " is empty");
   for (const auto& entry : fs::recursive_directory_iterator(dir)) {
     if (!entry.is_regular_file() || entry.path().extension() != ".md") continue;
     fs::path rel = entry.path().lexically_relative(dir);
     rel.replace_extension();
-    lib.templates_[rel.generic_string()] = read_file(entry.path());
+    lib.templates_[rel.generic_string()] = read_file(entry.path(), "prompt file");
   }
   return lib;
 }

@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "common/file.h"
 #include "common/log.h"
 #include "eval/evaluate.h"
 #include "eval/report.h"
@@ -35,10 +36,8 @@ ExitCode exit_code_for(eval::Verdict v) {
 
 void record(const Globals& g, const EvalArgs& a, const eval::EvalOptions& o, const eval::EvalResult& r) {
   auto store = open_store(g);
-  std::ifstream in(o.kernel_is_reference ? problems::load(o.problem).reference_path() : o.kernel);
-  std::stringstream src;
-  src << in.rdbuf();
-  std::string hash = store.put_kernel(src.str());
+  std::string hash = store.put_kernel(
+      read_file(o.kernel_is_reference ? problems::load(o.problem).reference_path() : o.kernel, "kernel file"));
   int64_t run = store.begin_run({"eval", "", {{"problem", o.problem}, {"kernel", a.kernel}, {"world", o.world_size}}});
   auto rec = store::EvaluationRecord::from_result(r.to_json(), hash);
   rec.run_id = run;

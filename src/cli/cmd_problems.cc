@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "common/file.h"
 #include "problems/catalog.h"
 #include "problems/resolve.h"
 
@@ -40,10 +41,7 @@ void show(const ProblemsArgs& a) {
             << "\n";
   std::cout << "world sizes " << s.min_world << ".." << s.max_world << ", dtypes " << join(s.dtypes)
             << ", default sizes " << join(s.default_sizes) << "\n\n";
-  std::ifstream st(s.statement_path());
-  std::stringstream ss;
-  ss << st.rdbuf();
-  std::cout << ss.str() << "\n";
+  std::cout << read_file(s.statement_path(), "problem statement") << "\n";
   for (const auto& size : s.size_names) {
     auto r0 = problems::resolve(s, size, "", a.world, 0);
     std::cout << "size " << size << " at W=" << a.world << ":";

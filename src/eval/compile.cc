@@ -10,6 +10,7 @@
 
 #include "common/env.h"
 #include "common/error.h"
+#include "common/file.h"
 #include "common/hash.h"
 #include "common/subprocess.h"
 #include "problems/catalog.h"
@@ -19,14 +20,6 @@ namespace mgk::eval {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw UsageError("cannot read " + p.string());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Comments blanked out, so prose ("faster than NCCL") is not code; string and char literals
 // too unless `keep_strings` (inline PTX lives in strings).
@@ -73,7 +66,7 @@ std::string tree_digest(const fs::path& dir) {
     if (e.is_regular_file()) files.push_back(e.path());
   std::sort(files.begin(), files.end());
   Sha256 h;
-  for (const auto& f : files) h.update(f.string()).update(read_file(f));
+  for (const auto& f : files) h.update(f.string()).update(read_file(f, "header"));
   return h.hex();
 }
 
@@ -130,7 +123,7 @@ std::string policy_violation(const std::string& source, bool is_reference) {
 
 CompileResult compile(const CompileRequest& req) {
   CompileResult r;
-  std::string source = read_file(req.source);
+  std::string source = read_file(req.source, "kernel file", ExitCode::kUsage);
   r.policy_violation = policy_violation(source, req.is_reference);
   if (!r.policy_violation.empty()) {
     r.log = req.source.string() + ": refused: " + r.policy_violation;
@@ -161,10 +154,7 @@ CompileResult compile(const CompileRequest& req) {
   if (fs::exists(r.library)) {
     r.ok = true;
     r.cached = true;
-    std::ifstream log(dir / "compile.log");
-    std::stringstream ss;
-    ss << log.rdbuf();
-    r.log = ss.str();
+    r.log = fs::exists(dir / "compile.log") ? read_file(dir / "compile.log", "compile log") : "";
     return r;
   }
   fs::create_directories(dir);

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/file.h"
 #include "common/error.h"
 #include "common/hash.h"
 #include "common/log.h"
@@ -17,12 +18,8 @@
 namespace mgk::tune {
 
 KernelIdentity identify_kernel(const std::filesystem::path& kernel) {
-  std::ifstream f(kernel, std::ios::binary);
-  if (!f) throw UsageError("cannot read kernel file " + kernel.string());
-  std::ostringstream text;
-  text << f.rdbuf();
   KernelIdentity id;
-  id.source = text.str();
+  id.source = read_file(kernel, "kernel file", ExitCode::kUsage);
   id.kernel_hash = sha256_hex(id.source);
   id.space = parse_markers(id.source, kernel.string());
   return id;
