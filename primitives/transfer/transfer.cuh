@@ -5,6 +5,8 @@
 #include "block_mover.cuh"
 #include "block_reduce.cuh"
 #include "copy_engine.cuh"
+#include "flagless_exchange.cuh"
+#include "flagless_push.cuh"
 #include "tma_bulk.cuh"
 #include "vec_io.cuh"
 #include "vec_math.cuh"

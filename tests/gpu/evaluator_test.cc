@@ -85,15 +85,27 @@ TEST_F(GpuEval, ExpertPassesForEveryCollective) {
 }
 
 // The experts' other code paths, forced with their tuning knobs at every size: the
-// large-message path, TMA bulk copies, and the copy engine.
+// large-message paths, the flagged and the Lamport one-shot (its escape path on every
+// vector), TMA bulk copies, and the copy engine.
 TEST_F(GpuEval, ExpertVariantsPass) {
   const std::vector<std::pair<std::string, std::vector<std::string>>> variants = {
-      {"all_reduce", {"-D", "ONE_SHOT_MAX_KB=0", "-D", "BLOCKS=5", "-D", "UNROLL=2"}},
-      {"reduce_scatter", {"-D", "ONE_SHOT_MAX_KB=0", "-D", "BLOCKS=5", "-D", "UNROLL=2"}},
-      {"all_gather", {"-D", "ONE_SHOT_MAX_KB=0", "-D", "MECH=1", "-D", "CE_MIN_MB=1048576"}},
-      {"all_gather", {"-D", "CE_MIN_MB=1"}},
-      {"all_to_all", {"-D", "ONE_SHOT_MAX_KB=0", "-D", "MECH=1", "-D", "CE_MIN_MB=1048576"}},
-      {"all_to_all", {"-D", "CE_MIN_MB=1"}},
+      // two-shot / pull (what W > 2 uses for large messages), the flagged one-shot, and the
+      // Lamport one-shot at every size with a short lag and every vector escaped
+      {"all_reduce", {"-D", "ONE_SHOT_W2=0", "-D", "ONE_SHOT_MAX_KB=0", "-D", "BLOCKS=5", "-D", "UNROLL=2"}},
+      {"all_reduce", {"-D", "LAMPORT=0"}},
+      {"all_reduce", {"-D", "LAMPORT_LAG=1", "-D", "BLOCKS=5", "-D", "MGK_LAMPORT_ESCAPE_ALL=1"}},
+      {"reduce_scatter", {"-D", "ONE_SHOT_W2=0", "-D", "ONE_SHOT_MAX_KB=0", "-D", "BLOCKS=5", "-D", "UNROLL=2"}},
+      {"reduce_scatter", {"-D", "LAMPORT=0"}},
+      {"reduce_scatter", {"-D", "LAMPORT_LAG=1", "-D", "BLOCKS=5", "-D", "MGK_LAMPORT_ESCAPE_ALL=1"}},
+      // direct push by TMA, the flagged one-shot, Lamport up to 64 MB escaped, copy engine
+      {"all_gather", {"-D", "ONE_SHOT_MAX_KB=0", "-D", "LAMPORT_MAX_KB=0", "-D", "MECH=1", "-D", "CE_MIN_MB=1048576"}},
+      {"all_gather", {"-D", "LAMPORT_MAX_KB=0"}},
+      {"all_gather", {"-D", "LAMPORT_MAX_KB=65536", "-D", "LAMPORT_LAG=1", "-D", "MGK_LAMPORT_ESCAPE_ALL=1"}},
+      {"all_gather", {"-D", "LAMPORT_MAX_KB=0", "-D", "ONE_SHOT_MAX_KB=0", "-D", "CE_MIN_MB=1"}},
+      {"all_to_all", {"-D", "ONE_SHOT_MAX_KB=0", "-D", "LAMPORT_MAX_KB=0", "-D", "MECH=1", "-D", "CE_MIN_MB=1048576"}},
+      {"all_to_all", {"-D", "LAMPORT_MAX_KB=0"}},
+      {"all_to_all", {"-D", "LAMPORT_MAX_KB=65536", "-D", "LAMPORT_LAG=1", "-D", "MGK_LAMPORT_ESCAPE_ALL=1"}},
+      {"all_to_all", {"-D", "LAMPORT_MAX_KB=0", "-D", "ONE_SHOT_MAX_KB=0", "-D", "CE_MIN_MB=1"}},
       {"broadcast", {"-D", "MECH=1", "-D", "CE_MIN_MB=1048576"}},
       {"broadcast", {"-D", "CE_MIN_MB=1"}},
       {"scatter", {"-D", "CE_MIN_MB=1"}},
@@ -102,7 +114,9 @@ TEST_F(GpuEval, ExpertVariantsPass) {
   for (const auto& [problem, defines] : variants) {
     std::vector<std::string> args = {"--expert"};
     args.insert(args.end(), defines.begin(), defines.end());
-    SCOPED_TRACE(problem + " " + defines[1]);
+    std::string trace = problem;
+    for (const auto& d : defines) trace += " " + d;
+    SCOPED_TRACE(trace);
     expect_verdict(eval(problem, args, "small,medium,odd"), "correct");
   }
 }

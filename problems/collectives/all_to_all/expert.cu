@@ -9,6 +9,9 @@
 //    copies (MECH), then an end handshake (all data into my y has landed).
 //  * copy engine (chunks >= CE_MIN_MB): the same push issued as cudaMemcpyAsync between
 //    two one-block handshake kernels, over CE_STREAMS side streams.
+//  * Lamport one-shot (chunk bytes a multiple of 16, <= LAMPORT_MAX_KB; before all of the
+//    above): the one-shot push into slots pre-filled with an "empty" word, so the receiver
+//    sees each 16-byte vector land and needs no signal (transfer/flagless_push.cuh).
 // Block b of every rank pairs with block b of every other rank (grid agreed at setup).
 #include "mgk_primitives.cuh"
 
@@ -30,6 +33,14 @@ namespace prim = mgk::prim;
 #ifndef ONE_SHOT_MAX_KB
 #define ONE_SHOT_MAX_KB 1024
 #endif
+// mgk:tune LAMPORT_MAX_KB 0 1024 4096 16384
+#ifndef LAMPORT_MAX_KB
+#define LAMPORT_MAX_KB 16384
+#endif
+// mgk:tune LAMPORT_LAG 1 2 4 8
+#ifndef LAMPORT_LAG
+#define LAMPORT_LAG 4  // the local copies trail the sends by this many steps
+#endif
 // mgk:tune MECH 0 1
 #ifndef MECH
 #define MECH 0  // direct push by 0: register stores, 1: TMA bulk copies
@@ -45,15 +56,14 @@ namespace prim = mgk::prim;
 
 namespace {
 
-enum region { kLanded, kStart, kEnd, kCeStart, kCeEnd, kRegions };
+enum region { kLanded, kStart, kEnd, kCeStart, kCeEnd, kEmptied, kRegions };
 constexpr int kMaxBlocks = 1024;
 
 struct operands {
   prim::sym_view<char> x, y;     // x, y: [world * chunk] (bytes)
-  prim::sym_view<char> landing;  // [2 parities][world][slot_bytes]; one-shot only
+  prim::lamport_slots landing;   // [2 parities][world] slots (+ escape flags); one-shot only
   prim::block_flags flags;
   int64_t chunk;                 // bytes per (source, destination) pair
-  size_t slot_bytes;
   uint64_t epoch;
 };
 
@@ -61,17 +71,34 @@ __global__ void __launch_bounds__(THREADS) all_to_all_one_shot_push(operands o) 
   const int me = o.x.rank, world = o.x.world;
   const prim::span part = prim::split_aligned(o.chunk, gridDim.x, blockIdx.x, 16);
   const size_t parity = o.epoch & 1;
-  auto slot = [&](int src) { return (parity * world + src) * o.slot_bytes + part.begin; };
+  auto slot = [&](int src) { return (parity * world + src) * o.landing.slot_bytes + part.begin; };
   for (int k = 1; k < world; ++k) {
     const int p = (me + k) % world;
-    prim::block_copy<UNROLL>(o.landing.peer(p) + slot(me), o.x.local + p * o.chunk + part.begin, part.size());
+    prim::block_copy<UNROLL>(o.landing.mem.peer(p) + slot(me), o.x.local + p * o.chunk + part.begin, part.size());
   }
   const auto slots = o.flags.slots(kLanded, blockIdx.x);
   prim::block_signal(slots, o.epoch);
   prim::block_copy<UNROLL>(o.y.local + me * o.chunk + part.begin, o.x.local + me * o.chunk + part.begin, part.size());
   prim::block_wait(slots, o.epoch, "all_to_all one-shot: waiting for the peers' data");
   for (int s = 0; s < world; ++s)
-    if (s != me) prim::block_copy<UNROLL>(o.y.local + s * o.chunk + part.begin, o.landing.local + slot(s), part.size());
+    if (s != me) prim::block_copy<UNROLL>(o.y.local + s * o.chunk + part.begin, o.landing.mem.local + slot(s), part.size());
+}
+
+__global__ void __launch_bounds__(THREADS) all_to_all_one_shot_lamport(operands o) {
+  const int me = o.x.rank, world = o.x.world;
+  __shared__ const char* send[MGK_MAX_WORLD];
+  __shared__ char* recv[MGK_MAX_WORLD];
+  __shared__ prim::lamport_slot to_peer[MGK_MAX_WORLD], from_peer[MGK_MAX_WORLD];
+  for (int r = threadIdx.x; r < world; r += blockDim.x) {
+    send[r] = o.x.local + r * o.chunk;  // rank r gets chunk r of my x
+    recv[r] = o.y.local + r * o.chunk;
+    to_peer[r] = o.landing.outbox(r, o.epoch);
+    from_peer[r] = o.landing.inbox(r, o.epoch);
+  }
+  __syncthreads();
+  const prim::span vecs = prim::split_even(o.chunk / 16, gridDim.x, blockIdx.x);
+  prim::block_lamport_exchange<UNROLL, LAMPORT_LAG>(vecs, send, to_peer, from_peer, recv, prim::call_flag(o.epoch), me,
+                                                    world, "all_to_all lamport: the peers' data");
 }
 
 __global__ void __launch_bounds__(THREADS) all_to_all_push(operands o) {
@@ -80,8 +107,8 @@ __global__ void __launch_bounds__(THREADS) all_to_all_push(operands o) {
   prim::block_mover<MECH, UNROLL> mover;
   mover.init("all_to_all push: TMA stage", me);
   prim::block_handshake(o.flags.slots(kStart, blockIdx.x), o.epoch, "all_to_all push: start");
-  for (int k = 0; k < world; ++k) {
-    const int p = (me + k) % world;  // k = 0: my own y
+  for (int k = 1; k <= world; ++k) {  // peers first (the link is the long pole), my own y last
+    const int p = (me + k) % world;
     mover.copy(o.y.peer(p) + me * o.chunk + part.begin, o.x.local + p * o.chunk + part.begin, part.size());
   }
   mover.finish();
@@ -94,11 +121,12 @@ __global__ void all_to_all_ce_handshake(prim::block_flags flags, int region, uin
 
 struct state {
   mgk_sym_buffer flag_buf{}, landing_buf{};
+  prim::lamport_slots landing{};
   prim::block_flags flags{};
   prim::epoch_counter epoch;
   prim::ce_streams ce{};
   int blocks = 0;
-  size_t slot_bytes = 0;  // 0: no landing slots, never one-shot
+  bool emptied = false;  // the Lamport slots hold "empty" (lamport_empty_slots)
 };
 
 }  // namespace
@@ -109,7 +137,7 @@ MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
   auto* st = new state;
   ctx->state = st;
   int fit = ctx->num_sms, f = 0;
-  for (auto kernel : {all_to_all_one_shot_push, all_to_all_push}) {
+  for (auto kernel : {all_to_all_one_shot_push, all_to_all_one_shot_lamport, all_to_all_push}) {
     if (prim::resident_blocks(ctx, kernel, THREADS, 0, &f) != 0) return 1;
     fit = f < fit ? f : fit;
   }
@@ -117,12 +145,9 @@ MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
   if (prim::setup_block_flags(ctx, kRegions, kMaxBlocks, want, &st->flag_buf, &st->flags, &st->blocks) != 0)
     return 1;
   MGK_CUDA_TRY(ctx, prim::ce_create(&st->ce, CE_STREAMS));
-  st->slot_bytes = prim::landing_slot_bytes(c, size_t(ONE_SHOT_MAX_KB) * 1024);
-  if (st->slot_bytes > 0) {
-    if (prim::sym_alloc(ctx, 2 * size_t(ctx->world_size) * st->slot_bytes, "one-shot landing slots",
-                        &st->landing_buf) != 0)
-      return 1;
-  }
+  const size_t one_shot_max = size_t(ONE_SHOT_MAX_KB > LAMPORT_MAX_KB ? ONE_SHOT_MAX_KB : LAMPORT_MAX_KB) * 1024;
+  const size_t slot_bytes = prim::landing_slot_bytes(c, one_shot_max);
+  if (slot_bytes > 0 && prim::lamport_alloc(ctx, slot_bytes, &st->landing_buf, &st->landing) != 0) return 1;
   return 0;
 }
 
@@ -134,13 +159,17 @@ MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int n_in, const mgk_t
   if (!x || !y) return mgk::set_error(ctx, "all_to_all expects an input 'x' and an output 'y'");
   operands o{};
   if (prim::view_of(ctx, *x, &o.x) != 0 || prim::view_of(ctx, *y, &o.y) != 0) return 1;
-  o.landing = prim::view_of<char>(ctx, st->landing_buf);
+  o.landing = st->landing;
   o.flags = st->flags;
   o.chunk = int64_t(mgk::nbytes(*x)) / ctx->world_size;
-  o.slot_bytes = st->slot_bytes;
   o.epoch = st->epoch.next();
   const size_t chunk = size_t(o.chunk);
-  if (chunk <= size_t(ONE_SHOT_MAX_KB) * 1024 && chunk <= st->slot_bytes) {
+  const bool fits = chunk <= st->landing.slot_bytes;
+  if (fits && chunk % 16 == 0 && chunk <= size_t(LAMPORT_MAX_KB) * 1024) {
+    MGK_CUDA_TRY(ctx, prim::lamport_empty_slots(&st->emptied, o.landing, o.flags, kEmptied, o.epoch, stream));
+    all_to_all_one_shot_lamport<<<st->blocks, THREADS, 0, stream>>>(o);
+  } else if (fits && chunk <= size_t(ONE_SHOT_MAX_KB) * 1024) {
+    st->emptied = false;  // the flagged one-shot leaves data in the slots
     all_to_all_one_shot_push<<<st->blocks, THREADS, 0, stream>>>(o);
   } else if (chunk >= (size_t(CE_MIN_MB) << 20)) {
     const int me = ctx->rank, world = ctx->world_size;
