@@ -2,14 +2,14 @@
 // fence and a flag) pays a round trip before the flag may leave (the fence waits until
 // every remote store is acknowledged) plus the flag's own trip; below a few MB that is
 // most of the time. Lamport slots let the receiver see the data itself arrive instead:
-// the receiver's landing memory is pre-filled
-// with an "empty" 32-bit word. Each thread pushes 16-byte vectors; the receiver spins on
-// each vector until none of its four words is "empty", takes it, and writes "empty" back
-// for the next use of the slot. A vector that really contains the empty word (rare: it is
+// the receiver's landing memory is pre-filled with an "empty" 32-bit word. Each thread
+// pushes 16-byte vectors; the receiver spins on each vector until none of its four words
+// is "empty", takes it, and writes "empty" back for the next use of the slot. A vector that really contains the empty word (rare: it is
 // a NaN pattern) is published by an escape flag per vector, written after a system-scope
 // fence, so the scheme is exact for every bit pattern, at full link bandwidth.
 // (NCCL's LL packets, 8 payload bytes + a flag per 16-byte store, are the other way; they
-// halve the bandwidth and measured slower than a flagged push at 512 KB on 2 x H200.)
+// halve the bandwidth and measured slower than a flagged push for a 1 MiB all-gather on
+// 2 x H200.)
 //
 // Slots are double-buffered by call parity (a sender can be one call ahead of its
 // receiver, never two: it waited for the receiver's data of the previous call), and the
@@ -36,7 +36,7 @@ MGK_DEV uint4 ld16_volatile(const void* p) {
 // "before call 1"), different for consecutive calls.
 MGK_HD uint32_t call_flag(uint64_t epoch) { return uint32_t(epoch % 0xffffffffull) + 1u; }
 
-constexpr uint32_t kLamportEmpty = 0xffc0dea1u;  // a NaN as fp32, a pair of NaN-ish bf16
+constexpr uint32_t kLamportEmpty = 0xffc0dea1u;  // a NaN as fp32; as two bf16, a NaN and -5.8e18
 
 // One (parity, source) slot of a rank's Lamport landing memory: `data` holds 16-byte
 // vectors, `escape` one flag per vector (see lamport_send).
@@ -47,7 +47,7 @@ struct lamport_slot {
 
 // The Lamport landing memory of a one-shot collective, one symmetric buffer per rank:
 // [2 parities][world sources] slots of slot_bytes (a multiple of 16), then the escape flags
-// of every slot, one uint32 per 16-byte vector. Make it with lamport_alloc + lamport_view.
+// of every slot, one uint32 per 16-byte vector. Made by lamport_alloc.
 struct lamport_slots {
   sym_view<char> mem;
   size_t slot_bytes;
@@ -61,8 +61,7 @@ struct lamport_slots {
   MGK_DEV lamport_slot outbox(int to, uint64_t epoch) const { return slot(mem.peer(to), mem.rank, epoch); }
   // My slot for rank `from` in call `epoch`: where I receive.
   MGK_DEV lamport_slot inbox(int from, uint64_t epoch) const { return slot(mem.local, from, epoch); }
-  // Where the data of the slot for `source` in call `epoch` starts, from any rank's base
-  // (on the host: add it to the buffer's host_peers[r] for a copy-engine push).
+  // Where the data of the slot for `source` in call `epoch` starts, from any rank's base.
   MGK_HD size_t data_offset(int source, uint64_t epoch) const {
     return (size_t(epoch & 1) * size_t(mem.world) + size_t(source)) * slot_bytes;
   }

@@ -1,5 +1,5 @@
 // Expert all-gather on the mgk primitives: y[s*N + i] = x_s[i]. Pure data movement, so it
-// works on bytes (any dtype). Three algorithms, chosen by the size of one rank's piece:
+// works on bytes (any dtype). Four algorithms, chosen by the size of one rank's piece:
 //  * one-shot push (N * elt <= ONE_SHOT_MAX_KB): each rank stores its x into a landing
 //    slot on every peer, signals once, and copies the landed pieces into y locally. Slots
 //    are double-buffered by epoch parity, so no start barrier is needed (a rank runs at

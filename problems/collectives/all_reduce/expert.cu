@@ -31,7 +31,7 @@ namespace prim = mgk::prim;
 #endif
 // mgk:tune UNROLL 1 2 4
 #ifndef UNROLL
-#define UNROLL 2
+#define UNROLL 4
 #endif
 // mgk:tune ONE_SHOT_MAX_KB 0 256 1024 2048 4096 8192
 #ifndef ONE_SHOT_MAX_KB

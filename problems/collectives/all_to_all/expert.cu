@@ -1,5 +1,5 @@
 // Expert all-to-all on the mgk primitives: y_r[s*C + i] = x_s[r*C + i]. Pure data
-// movement, so it works on bytes (any dtype). Three algorithms, chosen by the chunk size:
+// movement, so it works on bytes (any dtype). Four algorithms, chosen by the chunk size:
 //  * one-shot push (C * elt <= ONE_SHOT_MAX_KB): each rank stores chunk p of its x into a
 //    landing slot on rank p, signals once, and copies the landed chunks into y locally.
 //    Slots are double-buffered by epoch parity, so no start barrier is needed (a rank runs

@@ -28,7 +28,7 @@ namespace prim = mgk::prim;
 #endif
 // mgk:tune UNROLL 1 2 4
 #ifndef UNROLL
-#define UNROLL 2
+#define UNROLL 4
 #endif
 // mgk:tune ONE_SHOT_MAX_KB 0 256 1024 2048 4096 8192
 #ifndef ONE_SHOT_MAX_KB
@@ -40,7 +40,7 @@ namespace prim = mgk::prim;
 #endif
 // mgk:tune LAMPORT_LAG 1 2 4 8
 #ifndef LAMPORT_LAG
-#define LAMPORT_LAG 4  // the sums trail the sends by this many steps
+#define LAMPORT_LAG 1  // the sums trail the sends by this many steps
 #endif
 // mgk:tune LAMPORT 0 1
 #ifndef LAMPORT
