@@ -1,18 +1,12 @@
 #include "agent/feedback.h"
 
 #include <algorithm>
-#include <cstdio>
 
+#include "common/format.h"
 #include "runner/output.h"
 
 namespace mgk::agent {
 namespace {
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 std::string without_final_newlines(std::string s) {
   while (!s.empty() && s.back() == '\n') s.pop_back();

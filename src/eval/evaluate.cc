@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/format.h"
 #include "common/interrupt.h"
 #include "common/log.h"
 #include "eval/compile.h"
@@ -69,12 +70,6 @@ std::string first_error_line(const std::string& log) {
   while (std::getline(in, line))
     if (line.find("error") != std::string::npos) return line;
   return log.substr(0, log.find('\n'));
-}
-
-std::string fmt(double v, int prec = 2) {
-  char b[64];
-  snprintf(b, sizeof(b), "%.*f", prec, v);
-  return b;
 }
 
 std::vector<int> choose_gpus(const EvalOptions& o, const MachineInfo& m) {
@@ -153,7 +148,7 @@ EvalResult evaluate(const EvalOptions& o) {
   }
   if (o.compile_only) {
     res.verdict = Verdict::kCompiled;
-    res.message = cand.cached ? "compiled (cached)" : "compiled in " + fmt(cand.seconds, 1) + " s";
+    res.message = cand.cached ? "compiled (cached)" : "compiled in " + fixed(cand.seconds, 1) + " s";
     return res;
   }
 
@@ -285,7 +280,7 @@ EvalResult evaluate(const EvalOptions& o) {
   res.verdict = Verdict::kCorrect;
   std::string speeds;
   for (const auto& s : res.sizes)
-    if (s.candidate) speeds += (speeds.empty() ? "" : ", ") + s.size + " " + fmt(s.speedup) + "x";
+    if (s.candidate) speeds += (speeds.empty() ? "" : ", ") + s.size + " " + fixed(s.speedup, 2) + "x";
   res.message = "correct at " + std::to_string(res.sizes.size()) + " size(s)" +
                 (speeds.empty() ? "" : "; speedup over the reference: " + speeds);
   return res;

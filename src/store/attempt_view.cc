@@ -4,17 +4,12 @@
 #include <map>
 #include <set>
 
+#include "common/format.h"
 #include "store/history_table.h"
 #include "store/timestamp.h"
 
 namespace mgk::store {
 namespace {
-
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
 
 // EvalResult JSON is read leniently: a missing field prints as absent, not as an error,
 // so results written by older versions still show.

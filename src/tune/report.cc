@@ -1,16 +1,15 @@
 #include "tune/report.h"
 
 #include <algorithm>
-#include <cstdio>
+
+#include "common/format.h"
 
 namespace mgk::tune {
 namespace {
 
 std::string format_time(const Trial& t) {
   if (t.status != TrialStatus::kOk) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f", t.time_us);
-  return buf;
+  return fixed(t.time_us, 2);
 }
 
 std::string pad(std::string s, std::size_t width) {

@@ -1,11 +1,11 @@
 #include "tune/tune_kernel.h"
 
-#include <cstdio>
 #include <fstream>
 #include <sstream>
 
-#include "common/file.h"
 #include "common/error.h"
+#include "common/file.h"
+#include "common/format.h"
 #include "common/hash.h"
 #include "common/log.h"
 #include "problems/catalog.h"
@@ -45,12 +45,10 @@ std::vector<std::string> best_kernel_notes(const KernelTuneRequest& request,
                                            const KernelTuneResult& result) {
   const TrialContext& c = result.context;
   const TunedConfig& best = *result.report.best;
-  char time[32];
-  std::snprintf(time, sizeof time, "%.2f", best.trial.time_us);
   return {
       "Tuned by mgk for " + c.problem + ", size " + c.size + ", world size " +
           std::to_string(c.world_size) + ", " + c.gpu_model + " (driver " + c.driver + ").",
-      "Fastest correct configuration: " + result.space.describe(best.config) + ": " + time +
+      "Fastest correct configuration: " + result.space.describe(best.config) + ": " + fixed(best.trial.time_us, 2) +
           " us (" + result.report.strategy + " search, " +
           std::to_string(result.report.trials.size()) + " trials, seed " +
           std::to_string(request.seed) + ").",
