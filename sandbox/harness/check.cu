@@ -106,6 +106,8 @@ __global__ void barrier_kernel(void* const* flag_peers, int rank, int world, uin
   }
 }
 
+__global__ void empty_kernel() {}
+
 int grid_for(int64_t n) {
   int64_t blocks = (n + 255) / 256;
   return int(blocks < 1 ? 1 : (blocks > 4096 ? 4096 : blocks));
@@ -121,6 +123,11 @@ void fill_input(const mgk_input_gen& gen, int rank, void* data, int64_t numel, c
   if (numel == 0) return;
   fill_kernel<<<grid_for(numel), 256, 0, s>>>(gen, rank, data, numel);
   throw_if(cudaGetLastError(), "fill_input launch");
+}
+
+void empty_launch(int blocks, int threads, cudaStream_t s) {
+  empty_kernel<<<blocks, threads, 0, s>>>();
+  throw_if(cudaGetLastError(), "empty kernel launch");
 }
 
 void hash_bytes(const void* data, size_t bytes, unsigned long long* out_device, cudaStream_t s) {

@@ -34,6 +34,9 @@ CheckOutcome check_output(const void* got, mgk_dtype dtype, int64_t numel, const
 // `flags` is a DEVICE array of W peer pointers to W-slot uint64 arrays (symmetric).
 void device_barrier(void* const* flag_peers, int rank, int world, uint64_t epoch, cudaStream_t s);
 
+// A kernel of `blocks` x `threads` that does nothing: what the timing floor times.
+void empty_launch(int blocks, int threads, cudaStream_t s);
+
 std::string dtype_name(mgk_dtype t);
 size_t dtype_size(mgk_dtype t);
 bool dtype_is_float(mgk_dtype t);

@@ -95,6 +95,11 @@ int serve(const std::string& socket, int rank, int world, int device) {
         preset = std::make_unique<Preset>(m.body.at("plan"), info, *heap, broker, *reference, candidate.get(),
                                           candidate_gets_comm);
         broker.reply({{"ok", true}});
+      } else if (cmd == "time_floor") {
+        if (!preset) throw std::runtime_error(cmd + " before prepare");
+        nlohmann::json r = preset->time_floor(m.body.at("warmup").get<int>(), m.body.at("iterations").get<int>());
+        r["ok"] = true;
+        broker.reply(r);
       } else if (cmd == "trial" || cmd == "time") {
         if (!preset) throw std::runtime_error(cmd + " before prepare");
         Solution* s = who == "candidate" ? candidate.get() : reference.get();

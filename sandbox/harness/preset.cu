@@ -1,6 +1,7 @@
 #include "preset.h"
 
 #include <algorithm>
+#include <functional>
 #include <stdexcept>
 
 #include "mgk/gen.cuh"
@@ -311,43 +312,74 @@ nlohmann::json Preset::trial(Solution& who, uint64_t seed) {
   return judge(0, seed);
 }
 
-nlohmann::json Preset::time(Solution& who, uint64_t block_seed, int warmup, int iterations) {
-  broker_.phase(who.role() + " timing");
-  int total = warmup + iterations;
-  std::vector<cudaEvent_t> start(total), end(total);
-  for (int i = 0; i < total; ++i) {
+EventPairs::EventPairs(int n) : start(n), end(n) {
+  for (int i = 0; i < n; ++i) {
     ck(cudaEventCreate(&start[i]), "event");
     ck(cudaEventCreate(&end[i]), "event");
   }
-  uint64_t last_seed = 0;
-  try {
-    for (int i = 0; i < total; ++i) {
-      // Outside the timed region: wait until every rank is done with the previous call
-      // (peers may still read our inputs), draw fresh inputs (a cache keyed on addresses
-      // or contents is useless), poison the outputs, evict L2, align the GPUs.
-      device_barrier(flags_->device_peers, info_.rank, info_.world, ++epoch_, stream_);
-      last_seed = mgk::mix64(block_seed + uint64_t(i) * 0x9e3779b97f4a7c15ull);
-      fill_inputs(0, last_seed);
-      poison_outputs(stream_);
-      if (i == total - 1) hash_inputs_async(before_slot_);
-      ck(cudaMemsetAsync(flush_, i & 0xff, flush_bytes_, stream_), "L2 flush");
-      device_barrier(flags_->device_peers, info_.rank, info_.world, ++epoch_, stream_);
-      ck(cudaEventRecord(start[i], stream_), "record");
-      who.run(inputs_[0].data(), int(inputs_[0].size()), outputs_.data(), int(outputs_.size()), stream_);
-      ck(cudaEventRecord(end[i], stream_), "record");
-    }
-  } catch (const std::runtime_error& e) {
-    throw SolutionFault(e.what());
+}
+
+EventPairs::~EventPairs() {
+  for (size_t i = 0; i < start.size(); ++i) {
+    if (start[i]) cudaEventDestroy(start[i]);
+    if (end[i]) cudaEventDestroy(end[i]);
   }
-  snapshot_after(end[total - 1]);
-  sync_solution(who.role(), "during timing");
+}
+
+std::vector<double> EventPairs::elapsed_us(int skip) const {
   std::vector<double> us;
-  for (int i = warmup; i < total; ++i) {
+  for (size_t i = size_t(skip); i < start.size(); ++i) {
     float ms = 0;
     ck(cudaEventElapsedTime(&ms, start[i], end[i]), "elapsed");
     us.push_back(double(ms) * 1000.0);
   }
-  for (int i = 0; i < total; ++i) cudaEventDestroy(start[i]), cudaEventDestroy(end[i]);
+  return us;
+}
+
+void Preset::timed_loop(const std::function<void()>& call, uint64_t block_seed, EventPairs& events,
+                        uint64_t* last_seed) {
+  const int total = int(events.start.size());
+  for (int i = 0; i < total; ++i) {
+    // Outside the timed region: wait until every rank is done with the previous call
+    // (peers may still read our inputs), draw fresh inputs (a cache keyed on addresses
+    // or contents is useless), poison the outputs, evict L2, align the GPUs.
+    device_barrier(flags_->device_peers, info_.rank, info_.world, ++epoch_, stream_);
+    *last_seed = mgk::mix64(block_seed + uint64_t(i) * 0x9e3779b97f4a7c15ull);
+    fill_inputs(0, *last_seed);
+    poison_outputs(stream_);
+    if (i == total - 1) hash_inputs_async(before_slot_);
+    ck(cudaMemsetAsync(flush_, i & 0xff, flush_bytes_, stream_), "L2 flush");
+    device_barrier(flags_->device_peers, info_.rank, info_.world, ++epoch_, stream_);
+    ck(cudaEventRecord(events.start[i], stream_), "record");
+    call();
+    ck(cudaEventRecord(events.end[i], stream_), "record");
+  }
+}
+
+nlohmann::json Preset::time_floor(int warmup, int iterations) {
+  broker_.phase("timing floor");
+  EventPairs events(warmup + iterations);
+  uint64_t last_seed = 0;
+  timed_loop([&] { empty_launch(info_.num_sms, kFloorThreads, stream_); }, 0, events, &last_seed);
+  ck(cudaDeviceSynchronize(), "timing floor");
+  auto us = events.elapsed_us(warmup);
+  broker_.barrier();
+  return {{"correct", true}, {"times_us", us}};
+}
+
+nlohmann::json Preset::time(Solution& who, uint64_t block_seed, int warmup, int iterations) {
+  broker_.phase(who.role() + " timing");
+  EventPairs events(warmup + iterations);
+  uint64_t last_seed = 0;
+  try {
+    timed_loop([&] { who.run(inputs_[0].data(), int(inputs_[0].size()), outputs_.data(), int(outputs_.size()), stream_); },
+               block_seed, events, &last_seed);
+  } catch (const std::runtime_error& e) {
+    throw SolutionFault(e.what());
+  }
+  snapshot_after(events.end.back());
+  sync_solution(who.role(), "during timing");
+  const std::vector<double> us = events.elapsed_us(warmup);
   broker_.barrier();
 
   broker_.phase(who.role() + " timing check");

@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,6 +41,17 @@ struct RankInfo {
   ncclComm_t comm;
 };
 
+// Start and end events of a run of timed iterations (destroyed with it).
+struct EventPairs {
+  explicit EventPairs(int n);
+  ~EventPairs();
+  EventPairs(const EventPairs&) = delete;
+  EventPairs& operator=(const EventPairs&) = delete;
+  // Event-to-event times in microseconds, the first `skip` (warm-up) left out.
+  std::vector<double> elapsed_us(int skip) const;
+  std::vector<cudaEvent_t> start, end;
+};
+
 class Preset {
  public:
   // Allocates everything (collectively) and sets up the solutions, reference first.
@@ -53,8 +65,16 @@ class Preset {
   // Timed iterations, each on freshly drawn inputs (seeds derived from `block_seed`), with
   // L2 evicted and the GPUs aligned before each; the last iteration's outputs are checked.
   nlohmann::json time(Solution& who, uint64_t block_seed, int warmup, int iterations);
+  // The timing floor: the same protocol around an empty kernel of one block per SM (as
+  // wide as most solutions launch). No solution can measure below it, so it tells how
+  // much of a small message's time is the harness's and the launch's. {"times_us": [...]}
+  nlohmann::json time_floor(int warmup, int iterations);
+  static constexpr int kFloorThreads = 512;
 
  private:
+  // The timing protocol (barrier, fresh inputs, poisoned outputs, L2 flush, barrier,
+  // events around `call`) once per event pair; *last_seed: the last iteration's inputs.
+  void timed_loop(const std::function<void()>& call, uint64_t block_seed, EventPairs& events, uint64_t* last_seed);
   void fill_inputs(int set, uint64_t seed);
   void poison_outputs(cudaStream_t s);
   std::vector<unsigned long long> hash_inputs();

@@ -15,8 +15,8 @@ std::string without_final_newlines(std::string s) {
 
 std::string size_table(const eval::EvalResult& r) {
   std::string t =
-      "| size | reference µs | yours µs | speedup | roofline µs | fraction of roofline | bound |\n"
-      "|---|---|---|---|---|---|---|\n";
+      "| size | reference µs | yours µs | speedup | roofline µs | fraction of roofline | bound | floor µs |\n"
+      "|---|---|---|---|---|---|---|---|\n";
   for (const auto& s : r.sizes) {
     auto median = [](const std::optional<eval::Timing>& tm) {
       return tm ? fixed(tm->median_us, 1) : std::string("-");
@@ -25,7 +25,7 @@ std::string size_table(const eval::EvalResult& r) {
          (s.candidate ? fixed(s.speedup, 2) + "×" : "-") + " | " +
          (s.roofline_us > 0 ? fixed(s.roofline_us, 1) : "-") + " | " +
          (s.roofline_fraction ? fixed(*s.roofline_fraction, 2) : "-") + " | " +
-         (s.roofline_bound.empty() ? "-" : s.roofline_bound) + " |\n";
+         (s.roofline_bound.empty() ? "-" : s.roofline_bound) + " | " + median(s.floor) + " |\n";
   }
   return t;
 }

@@ -234,6 +234,12 @@ EvalResult evaluate(const EvalOptions& o) {
         if (!failed) {
           sr.reference = summarize(ref_t);
           sr.candidate = summarize(cand_t);
+          throw_if_interrupted();
+          auto replies = group.command({{{"cmd", "time_floor"}, {"warmup", 10}, {"iterations", o.timing_iterations}}},
+                                       "timing floor at size " + size, timeout);
+          std::vector<std::vector<double>> floor_t;
+          for (const auto& rep : replies) floor_t.push_back(rep.value("times_us", std::vector<double>{}));
+          sr.floor = summarize(floor_t);
           if (sr.candidate->median_us > 0) sr.speedup = sr.reference->median_us / sr.candidate->median_us;
           if (o.peaks) {
             auto cost = problems::max_cost_over_ranks(spec, size, o.dtype, o.world_size);

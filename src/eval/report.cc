@@ -59,6 +59,10 @@ std::string format_report(const EvalResult& r, const std::string& gpu_model) {
       }
     }
   }
+  std::string floors;
+  for (const auto& s : r.sizes)
+    if (s.floor) floors += (floors.empty() ? "" : ", ") + s.size + " " + format_us(s.floor->median_us);
+  if (!floors.empty()) out << "timing floor (an empty kernel, timed the same way): " << floors << "\n";
   out << "verdict: " << to_string(r.verdict) << ": " << r.message << "\n";
   return out.str();
 }

@@ -54,6 +54,7 @@ nlohmann::json EvalResult::to_json() const {
     j["mismatch"] = s.mismatch.empty() ? nlohmann::json(nullptr) : nlohmann::json::parse(s.mismatch);
     j["reference"] = s.reference ? timing_json(*s.reference) : nlohmann::json(nullptr);
     j["candidate"] = s.candidate ? timing_json(*s.candidate) : nlohmann::json(nullptr);
+    j["floor"] = s.floor ? timing_json(*s.floor) : nlohmann::json(nullptr);
     j["roofline_fraction"] = s.roofline_fraction ? nlohmann::json(*s.roofline_fraction) : nlohmann::json(nullptr);
     sj.push_back(j);
   }
@@ -86,6 +87,7 @@ EvalResult EvalResult::from_json(const nlohmann::json& j) {
     if (sj.contains("mismatch") && !sj["mismatch"].is_null()) s.mismatch = sj["mismatch"].dump();
     if (sj.contains("reference") && !sj["reference"].is_null()) s.reference = timing_from(sj["reference"]);
     if (sj.contains("candidate") && !sj["candidate"].is_null()) s.candidate = timing_from(sj["candidate"]);
+    if (sj.contains("floor") && !sj["floor"].is_null()) s.floor = timing_from(sj["floor"]);
     s.speedup = sj.value("speedup", 0.0);
     if (sj.contains("roofline_fraction") && !sj["roofline_fraction"].is_null())
       s.roofline_fraction = sj["roofline_fraction"].get<double>();

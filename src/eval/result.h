@@ -39,6 +39,7 @@ struct SizeResult {
   std::string mismatch;               // the mismatch report (output, rank, index, got, expected)
   std::optional<Timing> reference;    // absent when timing was skipped or failed
   std::optional<Timing> candidate;
+  std::optional<Timing> floor;        // an empty kernel under the same timing protocol
   double speedup = 0;                 // reference median / candidate median
   std::optional<double> roofline_fraction;  // roofline time / candidate median
   double roofline_us = 0;

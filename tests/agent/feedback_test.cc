@@ -16,6 +16,7 @@ eval::SizeResult timed(const std::string& size, double ref_us, double cand_us) {
   s.roofline_us = cand_us / 2;
   s.roofline_fraction = 0.5;
   s.roofline_bound = "link";
+  s.floor = eval::Timing{4.25, 4.0, 4.5, 3.9, 100, {4.2, 4.25}};
   return s;
 }
 
@@ -51,7 +52,7 @@ TEST(Feedback, TheVerdictChoosesTheTemplate) {
 
 TEST(Feedback, TimingsBecomeAPerSizeTableAndPerRankTimes) {
   TemplateVars v = feedback_vars(correct({timed("small", 21.7, 10.85), timed("large", 888, 815)}), 2, 8);
-  EXPECT_NE(v["size_table"].find("| small | 21.7 | 10.8 | 2.00× | 5.4 | 0.50 | link |"), std::string::npos)
+  EXPECT_NE(v["size_table"].find("| small | 21.7 | 10.8 | 2.00× | 5.4 | 0.50 | link | 4.2 |"), std::string::npos)
       << v["size_table"];
   EXPECT_NE(v["size_table"].find("| large | 888.0 | 815.0 | 1.09×"), std::string::npos) << v["size_table"];
   EXPECT_EQ(v["min_speedup"], "1.09");

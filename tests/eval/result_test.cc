@@ -27,6 +27,7 @@ EvalResult sample() {
   ok.roofline_fraction = 0.4;
   ok.roofline_us = 4.0;
   ok.roofline_bound = "link";
+  ok.floor = Timing{4.1, 4.0, 4.4, 3.9, 100, {4.1, 4.05}};
   SizeResult bad;
   bad.size = "odd";
   bad.failure = "output mismatch";
@@ -44,6 +45,8 @@ TEST(EvalResult, JsonRoundTripKeepsEveryNumber) {
   EXPECT_EQ(back.to_json(), j);
   EXPECT_DOUBLE_EQ(back.sizes[0].candidate->per_rank_median_us[1], 9.9);
   EXPECT_FALSE(back.sizes[1].reference.has_value());
+  EXPECT_DOUBLE_EQ(back.sizes[0].floor->median_us, 4.1);
+  EXPECT_FALSE(back.sizes[1].floor.has_value());
 }
 
 TEST(EvalResult, VerdictNamesRoundTrip) {
@@ -58,6 +61,7 @@ TEST(Report, TableShowsTimesSpeedupRooflineAndTheMismatch) {
   EXPECT_NE(text.find("40% link"), std::string::npos) << text;
   EXPECT_NE(text.find("output 'y' rank 1 index [7]: got \"nan\""), std::string::npos) << text;
   EXPECT_NE(text.find("verdict: incorrect"), std::string::npos) << text;
+  EXPECT_NE(text.find("timing floor (an empty kernel, timed the same way): small 4.10 us"), std::string::npos) << text;
   EXPECT_EQ(format_us(12.345), "12.3 us");
   EXPECT_EQ(format_us(1234), "1.23 ms");
 }

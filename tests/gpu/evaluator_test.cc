@@ -84,6 +84,23 @@ TEST_F(GpuEval, ExpertPassesForEveryCollective) {
   }
 }
 
+// Every timed size carries the timing floor (an empty kernel under the same protocol): a
+// positive time that neither the reference nor the candidate can beat.
+TEST_F(GpuEval, TimingFloorIsMeasuredAndBelowBothSolutions) {
+  auto r = eval("all_reduce", {"--expert"}, "tiny,small");
+  expect_verdict(r, "correct");
+  auto j = r.json();
+  ASSERT_TRUE(j.contains("sizes")) << r.output;
+  for (const auto& s : j["sizes"]) {
+    SCOPED_TRACE(s.value("size", ""));
+    ASSERT_FALSE(s["floor"].is_null()) << r.output;
+    const double floor = s["floor"]["median_us"].get<double>();
+    EXPECT_GT(floor, 0.5) << "an empty kernel between two events on a GPU takes microseconds";
+    EXPECT_LT(floor, s["candidate"]["median_us"].get<double>());
+    EXPECT_LT(floor, s["reference"]["median_us"].get<double>());
+  }
+}
+
 // The experts' other code paths, forced with their tuning knobs at every size: the
 // large-message paths, the flagged and the Lamport one-shot (its escape path on every
 // vector), TMA bulk copies, and the copy engine.

@@ -122,7 +122,7 @@ TEST(EvalObjective, AnUnknownSizeIsAUsageErrorListingThePresets) {
     EvalObjective objective(space, options, "huge");
     FAIL() << "an unknown size must throw";
   } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("no size preset 'huge'; its presets are small, medium"),
+    EXPECT_NE(std::string(e.what()).find("no size preset 'huge'; its presets are tiny, small, medium"),
               std::string::npos)
         << e.what();
   }
