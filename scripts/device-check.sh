@@ -39,7 +39,7 @@ fi
 if want bench; then
   section "collective benchmarks: expert vs NCCL (mgk eval, every preset)"
   for p in all_reduce all_gather reduce_scatter all_to_all broadcast reduce scatter gather; do
-    "$mgk" eval "collectives/$p" --expert --size small,medium,large --world "${MGK_TEST_WORLD:-2}" --json > "$out/bench-$p.json" 2>>"$out/bench.err"
+    "$mgk" eval "collectives/$p" --expert --size tiny,small,medium,large --world "${MGK_TEST_WORLD:-2}" --json > "$out/bench-$p.json" 2>>"$out/bench.err"
     python3 - "$out/bench-$p.json" "$p" <<'PY'
 import json, sys
 try:
@@ -49,9 +49,10 @@ except Exception as e:
 print(f"{sys.argv[2]:15s} {r['verdict']}: {r['message'][:200]}")
 for s in r.get('sizes', []):
     ref, c = s.get('reference') or {}, s.get('candidate') or {}
-    rf = s.get('roofline_fraction')
-    print(f"   {s['size']:7s} NCCL {ref.get('median_us',0):9.1f} us  expert {c.get('median_us',0):9.1f} us"
-          f"  speedup {s.get('speedup',0):5.2f}x  roofline {'-' if rf is None else f'{rf*100:.0f}%'} ({s.get('roofline_bound','')})")
+    rf, fl = s.get('roofline_fraction'), (s.get('floor') or {}).get('median_us', 0)
+    print(f"   {s['size']:7s} NCCL {ref.get('median_us',0):9.2f} us  expert {c.get('median_us',0):9.2f} us"
+          f"  speedup {s.get('speedup',0):5.2f}x  roofline {'-' if rf is None else f'{rf*100:.1f}%'} ({s.get('roofline_bound','')})"
+          f"  floor {fl:.2f} us")
 PY
   done
   python3 - "$out" <<'PY'

@@ -22,4 +22,19 @@ inline int setup_block_flags(mgk_ctx* ctx, int regions, int max_pairs, int want_
   return 0;
 }
 
+// Setup of a solution whose kernels pair block b with block b of every other rank: the grid
+// in *blocks (one block per SM at most, no more than each of `kernels` keeps resident with
+// `threads` threads, at most `cap` when cap > 0, the minimum over ranks) and its flags,
+// `regions` x up to 1024 pairs, in *flags. Collective, setup only.
+template <class... Kernels>
+inline int setup_paired_grid(mgk_ctx* ctx, int regions, int threads, int cap, block_flags* flags, int* blocks,
+                             Kernels... kernels) {
+  constexpr int kMaxPairs = 1024;
+  int fit = ctx->num_sms, f = 0;
+  const bool fits = ((resident_blocks(ctx, kernels, threads, 0, &f) == 0 && ((fit = f < fit ? f : fit), true)) && ...);
+  if (!fits) return 1;
+  mgk_sym_buffer buf{};
+  return setup_block_flags(ctx, regions, kMaxPairs, cap > 0 && cap < fit ? cap : fit, &buf, flags, blocks);
+}
+
 }  // namespace mgk::prim

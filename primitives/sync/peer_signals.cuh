@@ -43,4 +43,12 @@ MGK_DEV void block_handshake(const sym_view<uint64_t>& slots, uint64_t epoch, co
   block_wait(slots, epoch, what);
 }
 
+// A handshake as a launch of its own (launch it with one block; it uses pair 0 of `region`):
+// orders work the host enqueued around it, such as copy-engine copies or a fill kernel,
+// against the peers' (a template, so that several translation units may include it).
+template <int = 0>
+__global__ void handshake_kernel(block_flags flags, int region, uint64_t epoch) {
+  block_handshake(flags.slots(region, 0), epoch, "a one-block handshake kernel (copy engine or slot fill)");
+}
+
 }  // namespace mgk::prim

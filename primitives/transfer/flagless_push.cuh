@@ -22,16 +22,6 @@
 
 namespace mgk::prim {
 
-// A 16-byte load that always reads memory (never a stale L1 line): for polling.
-MGK_DEV uint4 ld16_volatile(const void* p) {
-  uint4 v;
-  asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p)
-               : "memory");
-  return v;
-}
-
 // The per-call value of escape flags: never 0 (zero-filled memory means
 // "before call 1"), different for consecutive calls.
 MGK_HD uint32_t call_flag(uint64_t epoch) { return uint32_t(epoch % 0xffffffffull) + 1u; }
@@ -47,7 +37,7 @@ struct lamport_slot {
 
 // The Lamport landing memory of a one-shot collective, one symmetric buffer per rank:
 // [2 parities][world sources] slots of slot_bytes (a multiple of 16), then the escape flags
-// of every slot, one uint32 per 16-byte vector. Made by lamport_alloc.
+// of every slot, one uint32 per 16-byte vector. Owned by a landing_memory.
 struct lamport_slots {
   sym_view<char> mem;
   size_t slot_bytes;
@@ -55,7 +45,7 @@ struct lamport_slots {
   static MGK_HD size_t bytes(int world, size_t slot_bytes) {
     return 2 * size_t(world) * (slot_bytes + slot_bytes / 16 * sizeof(uint32_t));
   }
-  // The data part (what lamport_empty_slots fills; a flagged one-shot may use it too).
+  // The data part (what landing_memory fills with "empty"; a flagged one-shot uses it too).
   MGK_HD size_t data_bytes() const { return 2 * size_t(mem.world) * slot_bytes; }
   // Rank `to`'s slot for me in call `epoch`: where I send.
   MGK_DEV lamport_slot outbox(int to, uint64_t epoch) const { return slot(mem.peer(to), mem.rank, epoch); }
@@ -110,36 +100,56 @@ MGK_DEV uint4 lamport_take(const lamport_slot& from, int64_t v, uint4 seen, uint
   return seen;
 }
 
+namespace detail {
+template <int = 0>
 __global__ void lamport_fill_kernel(uint32_t* words, size_t n) {
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
     words[i] = kLamportEmpty;
 }
+}  // namespace detail
 
-__global__ void lamport_emptied_handshake(block_flags flags, int region, uint64_t epoch) {
-  block_handshake(flags.slots(region, 0), epoch, "lamport: landing slots emptied");
-}
+// Host side, part of a solution's state: a rank's landing memory for one-shot pushes. Both
+// one-shot forms use the same slots: a Lamport call needs every slot "empty", a flagged
+// push (transfer/one_shot.cuh) leaves its data there. Each asks for the slots through its
+// own call, so the state of the memory is tracked here and not by every caller.
+class landing_memory {
+ public:
+  // Setup, collective (like sym_alloc): slots of `slot_bytes` bytes (rounded up to 16);
+  // 0 allocates nothing and leaves capacity() at 0.
+  int alloc(mgk_ctx* ctx, size_t slot_bytes) {
+    if (slot_bytes == 0) return 0;
+    slot_bytes = size_t(round_up(int64_t(slot_bytes), 16));
+    mgk_sym_buffer buf{};
+    if (sym_alloc(ctx, lamport_slots::bytes(ctx->world_size, slot_bytes), "one-shot landing slots", &buf) != 0)
+      return 1;
+    slots_ = lamport_slots{view_of<char>(ctx, buf), slot_bytes};
+    return 0;
+  }
+  // The most bytes one slot holds (0: no landing memory).
+  size_t capacity() const { return slots_.slot_bytes; }
 
-// Host, setup: allocates Lamport landing memory for slots of `slot_bytes` (rounded up to
-// 16) on every rank (collective, like sym_alloc) and returns its device view in *out.
-inline int lamport_alloc(mgk_ctx* ctx, size_t slot_bytes, mgk_sym_buffer* buf, lamport_slots* out) {
-  slot_bytes = size_t(round_up(int64_t(slot_bytes), 16));
-  if (sym_alloc(ctx, lamport_slots::bytes(ctx->world_size, slot_bytes), "Lamport landing slots", buf) != 0) return 1;
-  *out = lamport_slots{view_of<char>(ctx, *buf), slot_bytes};
-  return 0;
-}
+  // For a Lamport call. When the slots may not all be "empty" (the first call, or a
+  // flagged push since), enqueues a fill and a one-block handshake (pair 0 of flag region
+  // `region`) so that no peer pushes before every rank has emptied its slots.
+  cudaError_t for_lamport(const block_flags& flags, int region, uint64_t epoch, cudaStream_t stream,
+                          lamport_slots* out) {
+    *out = slots_;
+    if (emptied_) return cudaSuccess;
+    detail::lamport_fill_kernel<<<264, 512, 0, stream>>>(reinterpret_cast<uint32_t*>(slots_.mem.local),
+                                                         slots_.data_bytes() / 4);
+    handshake_kernel<<<1, 32, 0, stream>>>(flags, region, epoch);
+    emptied_ = true;
+    return cudaGetLastError();
+  }
+  // For a flagged push: the same slots, which will then hold its data.
+  lamport_slots for_flagged() {
+    emptied_ = false;
+    return slots_;
+  }
 
-// Host, at the top of a Lamport call: the data part of the landing memory must be
-// "empty". Zero-filled memory is not, nor are slots a flagged path wrote into (set
-// *emptied = false after one). When needed, fills it and runs a one-block handshake
-// (flag region `region`, pair 0) so that no peer pushes before every rank has emptied
-// its slots.
-inline cudaError_t lamport_empty_slots(bool* emptied, const lamport_slots& slots, const block_flags& flags,
-                                       int region, uint64_t epoch, cudaStream_t stream) {
-  if (*emptied) return cudaSuccess;
-  lamport_fill_kernel<<<264, 512, 0, stream>>>(reinterpret_cast<uint32_t*>(slots.mem.local), slots.data_bytes() / 4);
-  lamport_emptied_handshake<<<1, 32, 0, stream>>>(flags, region, epoch);
-  *emptied = true;
-  return cudaGetLastError();
-}
+ private:
+  lamport_slots slots_{};
+  bool emptied_ = false;
+};
 
 }  // namespace mgk::prim

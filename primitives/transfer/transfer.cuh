@@ -7,6 +7,8 @@
 #include "copy_engine.cuh"
 #include "flagless_exchange.cuh"
 #include "flagless_push.cuh"
+#include "one_shot.cuh"
+#include "rooted_copy.cuh"
 #include "tma_bulk.cuh"
 #include "vec_io.cuh"
 #include "vec_math.cuh"

@@ -85,4 +85,15 @@ MGK_DEV uint4 ld16_stream(const void* p) {
   return v;
 }
 
+// A 16-byte load that always reads memory (never a stale L1 line): for polling data that
+// another GPU is writing (transfer/flagless_push.cuh).
+MGK_DEV uint4 ld16_volatile(const void* p) {
+  uint4 v;
+  asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p)
+               : "memory");
+  return v;
+}
+
 }  // namespace mgk::prim

@@ -58,96 +58,52 @@ namespace prim = mgk::prim;
 namespace {
 
 enum region { kLanded, kStart, kEnd, kCeStart, kCeEnd, kEmptied, kRegions };
-constexpr int kMaxBlocks = 1024;
 
-struct operands {
-  prim::sym_view<char> x, y;     // x: [piece], y: [world * piece] (bytes)
-  prim::lamport_slots landing;   // [2 parities][world] slots (+ escape flags); one-shot only
-  prim::block_flags flags;
-  int64_t piece;                 // bytes per rank
-  uint64_t epoch;
-};
-
-__global__ void __launch_bounds__(THREADS) all_gather_one_shot_push(operands o) {
-  const int me = o.x.rank, world = o.x.world;
-  const prim::span part = prim::split_aligned(o.piece, gridDim.x, blockIdx.x, 16);
-  const size_t parity = o.epoch & 1;
-  auto slot = [&](int src) { return (parity * world + src) * o.landing.slot_bytes + part.begin; };
-  for (int k = 1; k < world; ++k)
-    prim::block_copy<UNROLL>(o.landing.mem.peer((me + k) % world) + slot(me), o.x.local + part.begin, part.size());
-  const auto slots = o.flags.slots(kLanded, blockIdx.x);
-  prim::block_signal(slots, o.epoch);
-  prim::block_copy<UNROLL>(o.y.local + me * o.piece + part.begin, o.x.local + part.begin, part.size());
-  prim::block_wait(slots, o.epoch, "all_gather one-shot: waiting for the peers' data");
-  for (int s = 0; s < world; ++s)
-    if (s != me) prim::block_copy<UNROLL>(o.y.local + s * o.piece + part.begin, o.landing.mem.local + slot(s), part.size());
+__global__ void __launch_bounds__(THREADS) all_gather_lamport(prim::one_shot_args a) {
+  prim::lamport_exchange<UNROLL, LAMPORT_LAG>(a, "all_gather lamport: the peers' data");
 }
 
-__global__ void __launch_bounds__(THREADS) all_gather_one_shot_lamport(operands o) {
-  const int me = o.x.rank, world = o.x.world;
-  __shared__ const char* send[MGK_MAX_WORLD];
-  __shared__ char* recv[MGK_MAX_WORLD];
-  __shared__ prim::lamport_slot to_peer[MGK_MAX_WORLD], from_peer[MGK_MAX_WORLD];
-  for (int r = threadIdx.x; r < world; r += blockDim.x) {
-    send[r] = o.x.local;  // every rank gets all of my x
-    recv[r] = o.y.local + r * o.piece;
-    to_peer[r] = o.landing.outbox(r, o.epoch);
-    from_peer[r] = o.landing.inbox(r, o.epoch);
-  }
-  __syncthreads();
-  const prim::span vecs = prim::split_even(o.piece / 16, gridDim.x, blockIdx.x);
-  prim::block_lamport_exchange<UNROLL, LAMPORT_LAG>(vecs, send, to_peer, from_peer, recv, prim::call_flag(o.epoch), me,
-                                                    world, "all_gather lamport: the peers' data");
+__global__ void __launch_bounds__(THREADS) all_gather_one_shot(prim::one_shot_args a, prim::block_flags flags) {
+  prim::flagged_exchange<UNROLL>(a, flags.slots(kLanded, blockIdx.x), "all_gather one-shot: the peers' data");
 }
 
-__global__ void __launch_bounds__(THREADS) all_gather_push(operands o) {
-  const int me = o.x.rank, world = o.x.world;
-  const prim::span part = prim::split_aligned(o.piece, gridDim.x, blockIdx.x, 16);
+// Direct push: my x into rank p's y at my place, peers first (the link is the long pole).
+__global__ void __launch_bounds__(THREADS) all_gather_push(const char* x, prim::sym_view<char> y, int64_t part_bytes,
+                                                           prim::block_flags flags, uint64_t epoch) {
+  const int me = y.rank, world = y.world;
+  const prim::span part = prim::split_aligned(part_bytes, gridDim.x, blockIdx.x, 16);
   prim::block_mover<MECH, UNROLL> mover;
   mover.init("all_gather push: TMA stage", me);
-  prim::block_handshake(o.flags.slots(kStart, blockIdx.x), o.epoch, "all_gather push: start");
-  for (int k = 1; k <= world; ++k) {  // peers first (the link is the long pole), my own y last
+  prim::block_handshake(flags.slots(kStart, blockIdx.x), epoch, "all_gather push: start");
+  for (int k = 1; k <= world; ++k) {
     const int p = (me + k) % world;
-    mover.copy(o.y.peer(p) + me * o.piece + part.begin, o.x.local + part.begin, part.size());
+    mover.copy(y.peer(p) + me * part_bytes + part.begin, x + part.begin, part.size());
   }
   mover.finish();
-  prim::block_handshake(o.flags.slots(kEnd, blockIdx.x), o.epoch, "all_gather push: end");
-}
-
-__global__ void all_gather_ce_handshake(prim::block_flags flags, int region, uint64_t epoch) {
-  prim::block_handshake(flags.slots(region, 0), epoch, "all_gather copy engine: handshake");
+  prim::block_handshake(flags.slots(kEnd, blockIdx.x), epoch, "all_gather push: end");
 }
 
 struct state {
-  mgk_sym_buffer flag_buf{}, landing_buf{};
-  prim::lamport_slots landing{};
+  prim::landing_memory landing;
   prim::block_flags flags{};
   prim::epoch_counter epoch;
   prim::ce_streams ce{};
   int blocks = 0;
-  bool emptied = false;  // the Lamport slots hold "empty" (lamport_empty_slots)
 };
 
 }  // namespace
 
 MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
-  const int64_t n = mgk::dim(ctx, "N");
-  if (n < 0) return 1;
+  const int64_t elems = mgk::dim(ctx, "N");
+  if (elems < 0) return 1;
   auto* st = new state;
   ctx->state = st;
-  int fit = ctx->num_sms, f = 0;
-  for (auto kernel : {all_gather_one_shot_push, all_gather_one_shot_lamport, all_gather_push}) {
-    if (prim::resident_blocks(ctx, kernel, THREADS, 0, &f) != 0) return 1;
-    fit = f < fit ? f : fit;
-  }
-  const int want = BLOCKS > 0 && BLOCKS < fit ? BLOCKS : fit;
-  if (prim::setup_block_flags(ctx, kRegions, kMaxBlocks, want, &st->flag_buf, &st->flags, &st->blocks) != 0)
+  if (prim::setup_paired_grid(ctx, kRegions, THREADS, BLOCKS, &st->flags, &st->blocks, all_gather_lamport,
+                              all_gather_one_shot, all_gather_push) != 0)
     return 1;
   MGK_CUDA_TRY(ctx, prim::ce_create(&st->ce, CE_STREAMS));
   const size_t one_shot_max = size_t(ONE_SHOT_MAX_KB > LAMPORT_MAX_KB ? ONE_SHOT_MAX_KB : LAMPORT_MAX_KB) * 1024;
-  const size_t slot_bytes = prim::landing_slot_bytes(n, one_shot_max);
-  if (slot_bytes > 0 && prim::lamport_alloc(ctx, slot_bytes, &st->landing_buf, &st->landing) != 0) return 1;
-  return 0;
+  return st->landing.alloc(ctx, prim::landing_slot_bytes(elems, one_shot_max));
 }
 
 MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int n_in, const mgk_tensor* out, int n_out,
@@ -156,33 +112,32 @@ MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int n_in, const mgk_t
   const mgk_tensor* x = mgk::find(in, n_in, "x");
   const mgk_tensor* y = mgk::find(out, n_out, "y");
   if (!x || !y) return mgk::set_error(ctx, "all_gather expects an input 'x' and an output 'y'");
-  operands o{};
-  if (prim::view_of(ctx, *x, &o.x) != 0 || prim::view_of(ctx, *y, &o.y) != 0) return 1;
-  o.landing = st->landing;
-  o.flags = st->flags;
-  o.piece = int64_t(mgk::nbytes(*x));
-  o.epoch = st->epoch.next();
-  const size_t piece = size_t(o.piece);
-  const bool fits = piece <= st->landing.slot_bytes;
-  if (fits && piece % 16 == 0 && piece <= size_t(LAMPORT_MAX_KB) * 1024) {
-    MGK_CUDA_TRY(ctx, prim::lamport_empty_slots(&st->emptied, o.landing, o.flags, kEmptied, o.epoch, stream));
-    all_gather_one_shot_lamport<<<st->blocks, THREADS, 0, stream>>>(o);
-  } else if (fits && piece <= size_t(ONE_SHOT_MAX_KB) * 1024) {
-    st->emptied = false;  // the flagged one-shot leaves data in the slots
-    all_gather_one_shot_push<<<st->blocks, THREADS, 0, stream>>>(o);
-  } else if (piece >= (size_t(CE_MIN_MB) << 20)) {
-    const int me = ctx->rank, world = ctx->world_size;
-    all_gather_ce_handshake<<<1, 32, 0, stream>>>(st->flags, kCeStart, o.epoch);
+  const uint64_t epoch = st->epoch.next();
+  const int me = ctx->rank, world = ctx->world_size;
+  const size_t part = mgk::nbytes(*x);  // what one rank sends another
+  prim::one_shot_args a{static_cast<const char*>(x->data), 0, static_cast<char*>(y->data), part, part, {}, epoch};
+  const bool fits = part <= st->landing.capacity();
+  if (fits && part % 16 == 0 && part <= size_t(LAMPORT_MAX_KB) * 1024) {
+    MGK_CUDA_TRY(ctx, st->landing.for_lamport(st->flags, kEmptied, epoch, stream, &a.landing));
+    all_gather_lamport<<<st->blocks, THREADS, 0, stream>>>(a);
+  } else if (fits && part <= size_t(ONE_SHOT_MAX_KB) * 1024) {
+    a.landing = st->landing.for_flagged();
+    all_gather_one_shot<<<st->blocks, THREADS, 0, stream>>>(a, st->flags);
+  } else if (part >= (size_t(CE_MIN_MB) << 20)) {
+    prim::handshake_kernel<<<1, 32, 0, stream>>>(st->flags, kCeStart, epoch);
     MGK_LAUNCH_CHECK(ctx);
     MGK_CUDA_TRY(ctx, prim::ce_begin(&st->ce, stream));
     for (int k = 1; k <= world; ++k) {  // peers first, my own y last
       const int p = (me + k) % world;
-      MGK_CUDA_TRY(ctx, prim::ce_add(&st->ce, stream, static_cast<char*>(y->host_peers[p]) + me * piece, x->data, piece));
+      char* dst = static_cast<char*>(y->host_peers[p]) + me * part;
+      MGK_CUDA_TRY(ctx, prim::ce_add(&st->ce, stream, dst, x->data, part));
     }
     MGK_CUDA_TRY(ctx, prim::ce_end(&st->ce, stream));
-    all_gather_ce_handshake<<<1, 32, 0, stream>>>(st->flags, kCeEnd, o.epoch);
+    prim::handshake_kernel<<<1, 32, 0, stream>>>(st->flags, kCeEnd, epoch);
   } else {
-    all_gather_push<<<st->blocks, THREADS, 0, stream>>>(o);
+    prim::sym_view<char> yv;
+    if (prim::view_of(ctx, *y, &yv) != 0) return 1;
+    all_gather_push<<<st->blocks, THREADS, 0, stream>>>(a.x, yv, int64_t(part), st->flags, epoch);
   }
   MGK_LAUNCH_CHECK(ctx);
   return 0;

@@ -35,41 +35,19 @@ namespace prim = mgk::prim;
 namespace {
 
 enum region { kStart, kEnd, kCeStart, kCeEnd, kRegions };
-constexpr int kMaxBlocks = 1024;
 constexpr int kRoot = 0;
 
-struct operands {
-  prim::sym_view<char> x, y;  // x: [chunk], y: [world * chunk] on the root (bytes)
-  prim::block_flags flags;
-  int64_t chunk;
-  uint64_t epoch;
-};
-
-__global__ void __launch_bounds__(THREADS) gather_push(operands o) {
-  const int me = o.x.rank;
-  const prim::span part = prim::split_aligned(o.chunk, gridDim.x, blockIdx.x, 16);
-  const auto start = o.flags.slots(kStart, blockIdx.x), end = o.flags.slots(kEnd, blockIdx.x);
-  prim::block_mover<MECH, UNROLL> mover;
-  mover.init("gather: TMA stage", me);
-  if (me == kRoot) {
-    prim::block_signal(start, o.epoch);
-    mover.copy(o.y.local + kRoot * o.chunk + part.begin, o.x.local + part.begin, part.size());
-    mover.finish();
-    prim::block_wait(end, o.epoch, "gather: root waiting for the ranks' chunks");
-  } else {
-    prim::block_wait(start, o.epoch, "gather: waiting for the root to start", kRoot);
-    mover.copy(o.y.peer(kRoot) + me * o.chunk + part.begin, o.x.local + part.begin, part.size());
-    mover.finish();
-    prim::block_signal(end, o.epoch, kRoot);
-  }
-}
-
-__global__ void gather_ce_handshake(prim::block_flags flags, int region, uint64_t epoch) {
-  prim::block_handshake(flags.slots(region, 0), epoch, "gather copy engine: handshake");
+// x, y: bytes; `bytes`: what each rank receives (broadcast, scatter) or sends (gather).
+__global__ void __launch_bounds__(THREADS) gather_push(prim::sym_view<char> x, prim::sym_view<char> y, int64_t bytes,
+                                                       prim::block_flags flags, uint64_t epoch) {
+  const int me = x.rank;
+  const prim::span part = prim::split_aligned(bytes, gridDim.x, blockIdx.x, 16);
+  prim::block_rooted_copy<MECH, UNROLL>(y.peer(kRoot) + me * bytes + part.begin, x.local + part.begin, part.size(),
+                                        flags.slots(kStart, blockIdx.x), flags.slots(kEnd, blockIdx.x), kRoot, epoch,
+                                        "gather (ranks wait for the root to start, the root for every rank's chunk)");
 }
 
 struct state {
-  mgk_sym_buffer flag_buf{};
   prim::block_flags flags{};
   prim::epoch_counter epoch;
   int blocks = 0;
@@ -80,11 +58,7 @@ struct state {
 MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
   auto* st = new state;
   ctx->state = st;
-  int fit = 0;
-  if (prim::resident_blocks(ctx, gather_push, THREADS, 0, &fit) != 0) return 1;
-  fit = fit < ctx->num_sms ? fit : ctx->num_sms;
-  const int want = BLOCKS > 0 && BLOCKS < fit ? BLOCKS : fit;
-  return prim::setup_block_flags(ctx, kRegions, kMaxBlocks, want, &st->flag_buf, &st->flags, &st->blocks);
+  return prim::setup_paired_grid(ctx, kRegions, THREADS, BLOCKS, &st->flags, &st->blocks, gather_push);
 }
 
 MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int n_in, const mgk_tensor* out, int n_out,
@@ -93,19 +67,17 @@ MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int n_in, const mgk_t
   const mgk_tensor* x = mgk::find(in, n_in, "x");
   const mgk_tensor* y = mgk::find(out, n_out, "y");
   if (!x || !y) return mgk::set_error(ctx, "gather expects an input 'x' and an output 'y'");
-  operands o{};
-  if (prim::view_of(ctx, *x, &o.x) != 0 || prim::view_of(ctx, *y, &o.y) != 0) return 1;
-  o.flags = st->flags;
-  o.chunk = int64_t(mgk::nbytes(*x));
-  o.epoch = st->epoch.next();
-  if (size_t(o.chunk) >= (size_t(CE_MIN_MB) << 20)) {
-    char* y_root = static_cast<char*>(y->host_peers[kRoot]);
-    gather_ce_handshake<<<1, 32, 0, stream>>>(st->flags, kCeStart, o.epoch);
+  const uint64_t epoch = st->epoch.next();
+  const size_t bytes = mgk::nbytes(*x);
+  if (bytes >= (size_t(CE_MIN_MB) << 20)) {
+    prim::handshake_kernel<<<1, 32, 0, stream>>>(st->flags, kCeStart, epoch);
     MGK_LAUNCH_CHECK(ctx);
-    MGK_CUDA_TRY(ctx, prim::ce_copy(y_root + ctx->rank * o.chunk, x->data, size_t(o.chunk), stream));
-    gather_ce_handshake<<<1, 32, 0, stream>>>(st->flags, kCeEnd, o.epoch);
+    MGK_CUDA_TRY(ctx, prim::ce_copy(static_cast<char*>(y->host_peers[kRoot]) + ctx->rank * bytes, x->data, bytes, stream));
+    prim::handshake_kernel<<<1, 32, 0, stream>>>(st->flags, kCeEnd, epoch);
   } else {
-    gather_push<<<st->blocks, THREADS, 0, stream>>>(o);
+    prim::sym_view<char> xv, yv;
+    if (prim::view_of(ctx, *x, &xv) != 0 || prim::view_of(ctx, *y, &yv) != 0) return 1;
+    gather_push<<<st->blocks, THREADS, 0, stream>>>(xv, yv, int64_t(bytes), st->flags, epoch);
   }
   MGK_LAUNCH_CHECK(ctx);
   return 0;

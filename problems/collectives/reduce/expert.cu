@@ -26,7 +26,6 @@ namespace prim = mgk::prim;
 namespace {
 
 enum region { kStart, kEnd, kRegions };
-constexpr int kMaxBlocks = 1024;
 constexpr int kRoot = 0;
 
 struct operands {
@@ -52,7 +51,6 @@ __global__ void __launch_bounds__(THREADS) reduce_pull_to_root(operands o) {
 }
 
 struct state {
-  mgk_sym_buffer flag_buf{};
   prim::block_flags flags{};
   prim::epoch_counter epoch;
   int blocks = 0;
@@ -63,13 +61,8 @@ struct state {
 MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
   auto* st = new state;
   ctx->state = st;
-  int fit = ctx->num_sms, f = 0;
-  for (auto kernel : {reduce_pull_to_root<__nv_bfloat16>, reduce_pull_to_root<float>}) {
-    if (prim::resident_blocks(ctx, kernel, THREADS, 0, &f) != 0) return 1;
-    fit = f < fit ? f : fit;
-  }
-  const int want = BLOCKS > 0 && BLOCKS < fit ? BLOCKS : fit;
-  return prim::setup_block_flags(ctx, kRegions, kMaxBlocks, want, &st->flag_buf, &st->flags, &st->blocks);
+  return prim::setup_paired_grid(ctx, kRegions, THREADS, BLOCKS, &st->flags, &st->blocks,
+                                 reduce_pull_to_root<__nv_bfloat16>, reduce_pull_to_root<float>);
 }
 
 MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int n_in, const mgk_tensor* out, int n_out,

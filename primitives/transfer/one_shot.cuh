@@ -1,0 +1,115 @@
+// Whole one-shot collectives, for a kernel to call from every block of its grid (all with
+// the same arguments; each block takes its share). A one-shot sends every peer its part of
+// x once, straight into that peer's landing slot for me (transfer/flagless_push.cuh), and
+// each rank then finishes locally from what landed: a sum, or copies into y. One layout
+// serves all-reduce, reduce-scatter, all-gather and all-to-all (see one_shot_args).
+//
+// Two forms: Lamport (no signal at all; bytes a multiple of 16; the slots from
+// landing_memory::for_lamport) and flagged (push, one signal per block pair, wait; any
+// size; the slots from landing_memory::for_flagged and a flag region of its own).
+#pragma once
+#include "block_copy.cuh"
+#include "block_reduce.cuh"
+#include "flagless_exchange.cuh"
+
+namespace mgk::prim {
+
+// One rank's side of a one-shot collective, in bytes:
+//   rank p is sent [x + p * x_stride, + bytes)   (x_stride 0: every rank gets all of x);
+//   a reduction writes my sum to [y, + bytes);
+//   an exchange writes what rank s sent me to [y + s * y_stride, + bytes).
+// all-reduce {x, 0, y, -}; reduce-scatter {x, part, y, -}; all-gather {x, 0, y, part};
+// all-to-all {x, part, y, part}.
+struct one_shot_args {
+  const char* x;
+  size_t x_stride;
+  char* y;
+  size_t y_stride;
+  size_t bytes;
+  lamport_slots landing;
+  uint64_t epoch;
+};
+
+namespace detail {
+// The per-rank pointers of a Lamport one-shot, in shared memory (indexed by rank).
+struct lamport_ptrs {
+  const char* send[MGK_MAX_WORLD];
+  char* recv[MGK_MAX_WORLD];
+  lamport_slot to_peer[MGK_MAX_WORLD], from_peer[MGK_MAX_WORLD];
+};
+
+MGK_DEV lamport_ptrs& lamport_pointers(const one_shot_args& a) {
+  __shared__ lamport_ptrs p;
+  for (int r = threadIdx.x; r < a.landing.mem.world; r += blockDim.x) {
+    p.send[r] = a.x + r * a.x_stride;
+    p.recv[r] = a.y + r * a.y_stride;
+    p.to_peer[r] = a.landing.outbox(r, a.epoch);
+    p.from_peer[r] = a.landing.inbox(r, a.epoch);
+  }
+  __syncthreads();
+  return p;
+}
+
+// The flagged form's first half: my block's part of every peer's piece into its slot for
+// me, then one signal per peer (region `landed`, pair blockIdx.x).
+template <int Unroll>
+MGK_DEV void flagged_push(const one_shot_args& a, span part, const sym_view<uint64_t>& landed) {
+  const int me = a.landing.mem.rank, world = a.landing.mem.world;
+  for (int k = 1; k < world; ++k) {
+    const int p = (me + k) % world;
+    block_copy<Unroll>(a.landing.outbox(p, a.epoch).data + part.begin, a.x + p * a.x_stride + part.begin, part.size());
+  }
+  block_signal(landed, a.epoch);
+}
+}  // namespace detail
+
+// Lamport one-shot reduction (T = bf16 or float, fp32 accumulation): y = my piece of x
+// plus every peer's piece for me. `what` names the wait in a stall report.
+template <class T, int Unroll, int LagSteps>
+MGK_DEV void lamport_reduce(const one_shot_args& a, const char* what) {
+  const detail::lamport_ptrs& p = detail::lamport_pointers(a);
+  const span vecs = split_even(int64_t(a.bytes / 16), gridDim.x, blockIdx.x);
+  block_lamport_reduce<T, Unroll, LagSteps>(vecs, p.send, p.to_peer, p.from_peer, a.y, call_flag(a.epoch),
+                                            a.landing.mem.rank, a.landing.mem.world, what);
+}
+
+// Lamport one-shot exchange (any dtype): y + s * y_stride = what rank s sent me.
+template <int Unroll, int LagSteps>
+MGK_DEV void lamport_exchange(const one_shot_args& a, const char* what) {
+  const detail::lamport_ptrs& p = detail::lamport_pointers(a);
+  const span vecs = split_even(int64_t(a.bytes / 16), gridDim.x, blockIdx.x);
+  block_lamport_exchange<Unroll, LagSteps>(vecs, p.send, p.to_peer, p.from_peer, p.recv, call_flag(a.epoch),
+                                           a.landing.mem.rank, a.landing.mem.world, what);
+}
+
+// Flagged one-shot reduction: same result as lamport_reduce, for any size (a multiple of
+// sizeof(T)). `landed`: this block's flag slots (block_flags::slots(region, blockIdx.x)).
+template <class T, int Unroll>
+MGK_DEV void flagged_reduce(const one_shot_args& a, const sym_view<uint64_t>& landed, const char* what) {
+  const int me = a.landing.mem.rank, world = a.landing.mem.world;
+  const span part = split_aligned(int64_t(a.bytes), gridDim.x, blockIdx.x, 16);
+  detail::flagged_push<Unroll>(a, part, landed);
+  block_wait(landed, a.epoch, what);
+  __shared__ const T* srcs[MGK_MAX_WORLD];
+  for (int s = threadIdx.x; s < world; s += blockDim.x)
+    srcs[s] = reinterpret_cast<const T*>(s == me ? a.x + me * a.x_stride + part.begin
+                                                 : a.landing.inbox(s, a.epoch).data + part.begin);
+  __syncthreads();
+  block_reduce<T, Unroll>(reinterpret_cast<T*>(a.y + part.begin), srcs, world, part.size() / int64_t(sizeof(T)));
+}
+
+// Flagged one-shot exchange: same result as lamport_exchange, for any size. My own piece
+// is copied while the peers' data is in flight.
+template <int Unroll>
+MGK_DEV void flagged_exchange(const one_shot_args& a, const sym_view<uint64_t>& landed, const char* what) {
+  const int me = a.landing.mem.rank, world = a.landing.mem.world;
+  const span part = split_aligned(int64_t(a.bytes), gridDim.x, blockIdx.x, 16);
+  detail::flagged_push<Unroll>(a, part, landed);
+  block_copy<Unroll>(a.y + me * a.y_stride + part.begin, a.x + me * a.x_stride + part.begin, part.size());
+  block_wait(landed, a.epoch, what);
+  for (int s = 0; s < world; ++s)
+    if (s != me)
+      block_copy<Unroll>(a.y + s * a.y_stride + part.begin, a.landing.inbox(s, a.epoch).data + part.begin, part.size());
+}
+
+}  // namespace mgk::prim
