@@ -9,8 +9,10 @@
 // so their data for a step has usually landed LagSteps steps later.
 //
 // Pointer arrays are indexed by rank and are the caller's (best __shared__, filled before
-// a __syncthreads, like block_reduce). All threads of the block call with the same
-// arguments; `flag` = call_flag(epoch), the same on every rank.
+// a __syncthreads, like block_reduce). A null send[p] means "nothing for rank p", a null
+// recv[s] (or out) "nothing to receive (from s)": rooted collectives send one way only.
+// All threads of the block call with the same arguments; `flag` = call_flag(epoch), the
+// same on every rank.
 #pragma once
 #include "flagless_push.cuh"
 #include "vec_math.cuh"
@@ -19,16 +21,18 @@ namespace mgk::prim {
 
 namespace detail {
 // Shared driver: sends step after step of `vecs` (send[p] + 16v to rank p's slot
-// to_peer[p], p != me), and calls consume(first, step) LagSteps steps behind.
+// to_peer[p], p != me, send[p] not null), and, when `consumes`, calls consume(first, step)
+// LagSteps steps behind.
 template <int Unroll, int LagSteps, class Consume>
 MGK_DEV void lamport_one_shot(span vecs, const char* const* send, const lamport_slot* to_peer, uint32_t flag,
-                              int me, int world, Consume&& consume) {
+                              int me, int world, bool consumes, Consume&& consume) {
   const int64_t step = blockDim.x, per_step = Unroll * step, lag = LagSteps * per_step;
   for (int64_t base = vecs.begin; base < vecs.end + lag; base += per_step) {
     const int64_t s0 = base + threadIdx.x;
     if (base < vecs.end)
       for (int k = 1; k < world; ++k) {
         const int p = (me + k) % world;
+        if (send[p] == nullptr) continue;
         uint4 v[Unroll];
 #pragma unroll
         for (int u = 0; u < Unroll; ++u)
@@ -37,7 +41,7 @@ MGK_DEV void lamport_one_shot(span vecs, const char* const* send, const lamport_
         for (int u = 0; u < Unroll; ++u)
           if (s0 + u * step < vecs.end) lamport_send(to_peer[p], s0 + u * step, v[u], flag);
       }
-    if (base - lag >= vecs.begin) consume(base - lag + threadIdx.x, step);
+    if (consumes && base - lag >= vecs.begin) consume(base - lag + threadIdx.x, step);
   }
 }
 }  // namespace detail
@@ -46,13 +50,15 @@ MGK_DEV void lamport_one_shot(span vecs, const char* const* send, const lamport_
 //   rank p != me receives send[p] + 16v;
 //   out + 16v = send[me] + 16v + sum over s != me of what rank s sent me (from_peer[s])
 // (fp32 accumulation, one rounding). send, out: local; to_peer[p]: rank p's slot for me;
-// from_peer[s]: my slot for rank s, left empty (entries `me` unused).
+// from_peer[s]: my slot for rank s, left empty (entries `me` unused). out == nullptr: this
+// rank only sends (a reduce's non-root); a rank with an `out` receives from every other.
 template <class T, int Unroll, int LagSteps = 4>
 MGK_DEV void block_lamport_reduce(span vecs, const char* const* send, const lamport_slot* to_peer,
                                   const lamport_slot* from_peer, char* out, uint32_t flag, int me, int world,
                                   const char* what) {
   using M = vec_math<T>;
-  detail::lamport_one_shot<Unroll, LagSteps>(vecs, send, to_peer, flag, me, world, [&](int64_t r0, int64_t step) {
+  detail::lamport_one_shot<Unroll, LagSteps>(vecs, send, to_peer, flag, me, world, out != nullptr,
+                                             [&](int64_t r0, int64_t step) {
     float acc[Unroll][M::lanes] = {};
 #pragma unroll
     for (int u = 0; u < Unroll; ++u)
@@ -82,9 +88,13 @@ template <int Unroll, int LagSteps = 4>
 MGK_DEV void block_lamport_exchange(span vecs, const char* const* send, const lamport_slot* to_peer,
                                     const lamport_slot* from_peer, char* const* recv, uint32_t flag, int me,
                                     int world, const char* what) {
-  detail::lamport_one_shot<Unroll, LagSteps>(vecs, send, to_peer, flag, me, world, [&](int64_t r0, int64_t step) {
+  bool consumes = false;
+  for (int s = 0; s < world; ++s) consumes = consumes || recv[s] != nullptr;
+  detail::lamport_one_shot<Unroll, LagSteps>(vecs, send, to_peer, flag, me, world, consumes,
+                                             [&](int64_t r0, int64_t step) {
     for (int k = 0; k < world; ++k) {
       const int s = (me + k) % world;
+      if (recv[s] == nullptr) continue;
       uint4 seen[Unroll];
 #pragma unroll
       for (int u = 0; u < Unroll; ++u)

@@ -7,6 +7,7 @@
 // Two forms: Lamport (no signal at all; bytes a multiple of 16; the slots from
 // landing_memory::for_lamport) and flagged (push, one signal per block pair, wait; any
 // size; the slots from landing_memory::for_flagged and a flag region of its own).
+// Rooted Lamport forms (broadcast, scatter, gather, reduce) are at the end.
 #pragma once
 #include "block_copy.cuh"
 #include "block_reduce.cuh"
@@ -38,16 +39,44 @@ struct lamport_ptrs {
   lamport_slot to_peer[MGK_MAX_WORLD], from_peer[MGK_MAX_WORLD];
 };
 
-MGK_DEV lamport_ptrs& lamport_pointers(const one_shot_args& a) {
+// Who sends to whom: every rank to every rank, or only the root to the others (broadcast,
+// scatter), or only the others to the root (gather, reduce; the root keeps its own piece).
+enum class flow { all, from_root, to_root };
+
+MGK_DEV lamport_ptrs& lamport_pointers(const one_shot_args& a, flow f = flow::all, int root = 0) {
   __shared__ lamport_ptrs p;
+  const int me = a.landing.mem.rank;
   for (int r = threadIdx.x; r < a.landing.mem.world; r += blockDim.x) {
     p.send[r] = a.x + r * a.x_stride;
     p.recv[r] = a.y + r * a.y_stride;
+    if (f == flow::from_root) {
+      if (me != root) p.send[r] = nullptr;
+      p.recv[r] = r == root ? a.y : nullptr;
+    } else if (f == flow::to_root) {
+      p.send[r] = r == root ? a.x : nullptr;
+      if (me != root) p.recv[r] = nullptr;
+    }
     p.to_peer[r] = a.landing.outbox(r, a.epoch);
     p.from_peer[r] = a.landing.inbox(r, a.epoch);
   }
   __syncthreads();
   return p;
+}
+
+// Back-pressure for one-way flows. Slots alternate by call parity, which is safe when every
+// rank waits for data from every other (nobody gets two calls ahead); a rank that only
+// sends would not wait at all. So each receiving block announces, at the start of each
+// call, that it has begun it (it is done with the call before), and a sending block waits,
+// before it sends, until its receivers have begun the previous call: then the slots of the
+// call two back, which it is about to reuse, are read and emptied. Off the critical path:
+// the announcement leaves as the call starts, and the wait is normally already satisfied.
+MGK_DEV void lamport_credits(const sym_view<uint64_t>& credits, uint64_t epoch, bool from_root, int root,
+                             const char* what) {
+  const bool sends = from_root == (credits.rank == root);
+  if (sends)
+    block_wait(credits, epoch - 1, what, from_root ? -1 : root);
+  else
+    block_signal(credits, epoch, from_root ? root : -1);
 }
 
 // The flagged form's first half: my block's part of every peer's piece into its slot for
@@ -110,6 +139,43 @@ MGK_DEV void flagged_exchange(const one_shot_args& a, const sym_view<uint64_t>& 
   for (int s = 0; s < world; ++s)
     if (s != me)
       block_copy<Unroll>(a.y + s * a.y_stride + part.begin, a.landing.inbox(s, a.epoch).data + part.begin, part.size());
+}
+
+// Rooted Lamport one-shots. `credits`: this block's slots of a flag region of their own
+// (block_flags::slots(region, blockIdx.x)); see detail::lamport_credits.
+
+// From the root (broadcast: x_stride 0; scatter: x_stride = bytes): every rank's y gets
+// [root's x + me * x_stride, + bytes). y_stride is not used.
+template <int Unroll, int LagSteps>
+MGK_DEV void lamport_from_root(const one_shot_args& a, int root, const sym_view<uint64_t>& credits, const char* what) {
+  detail::lamport_credits(credits, a.epoch, true, root, what);
+  const detail::lamport_ptrs& p = detail::lamport_pointers(a, detail::flow::from_root, root);
+  const span vecs = split_even(int64_t(a.bytes / 16), gridDim.x, blockIdx.x);
+  block_lamport_exchange<Unroll, LagSteps>(vecs, p.send, p.to_peer, p.from_peer, p.recv, call_flag(a.epoch),
+                                           a.landing.mem.rank, a.landing.mem.world, what);
+}
+
+// To the root (gather): the root's y + s * y_stride gets rank s's x. x_stride is not used.
+template <int Unroll, int LagSteps>
+MGK_DEV void lamport_to_root(const one_shot_args& a, int root, const sym_view<uint64_t>& credits, const char* what) {
+  detail::lamport_credits(credits, a.epoch, false, root, what);
+  const detail::lamport_ptrs& p = detail::lamport_pointers(a, detail::flow::to_root, root);
+  const span vecs = split_even(int64_t(a.bytes / 16), gridDim.x, blockIdx.x);
+  block_lamport_exchange<Unroll, LagSteps>(vecs, p.send, p.to_peer, p.from_peer, p.recv, call_flag(a.epoch),
+                                           a.landing.mem.rank, a.landing.mem.world, what);
+}
+
+// Reduction to the root (reduce, T = bf16 or float): the root's y = sum over ranks of x.
+// x_stride and y_stride are not used; the other ranks' y is not touched.
+template <class T, int Unroll, int LagSteps>
+MGK_DEV void lamport_reduce_to_root(const one_shot_args& a, int root, const sym_view<uint64_t>& credits,
+                                    const char* what) {
+  detail::lamport_credits(credits, a.epoch, false, root, what);
+  const detail::lamport_ptrs& p = detail::lamport_pointers(a, detail::flow::to_root, root);
+  const span vecs = split_even(int64_t(a.bytes / 16), gridDim.x, blockIdx.x);
+  const int me = a.landing.mem.rank;
+  block_lamport_reduce<T, Unroll, LagSteps>(vecs, p.send, p.to_peer, p.from_peer, me == root ? a.y : nullptr,
+                                            call_flag(a.epoch), me, a.landing.mem.world, what);
 }
 
 }  // namespace mgk::prim

@@ -95,6 +95,13 @@ int serve(const std::string& socket, int rank, int world, int device) {
         preset = std::make_unique<Preset>(m.body.at("plan"), info, *heap, broker, *reference, candidate.get(),
                                           candidate_gets_comm);
         broker.reply({{"ok", true}});
+      } else if (cmd == "back_to_back") {
+        if (!preset) throw std::runtime_error(cmd + " before prepare");
+        Solution* s = who == "candidate" ? candidate.get() : reference.get();
+        if (!s) throw std::runtime_error("no " + who + " loaded");
+        nlohmann::json r = preset->back_to_back(*s, m.body.at("seed").get<uint64_t>(), m.body.at("calls").get<int>());
+        r["ok"] = true;
+        broker.reply(r);
       } else if (cmd == "time_floor") {
         if (!preset) throw std::runtime_error(cmd + " before prepare");
         nlohmann::json r = preset->time_floor(m.body.at("warmup").get<int>(), m.body.at("iterations").get<int>());

@@ -103,8 +103,8 @@ Preset::Preset(const nlohmann::json& plan, const RankInfo& info, SymmetricHeap& 
     t.host_peers = const_cast<void* const*>(host_peers);
     return t;
   };
-  inputs_.resize(1);
-  for (int s = 0; s < 1; ++s)
+  inputs_.resize(kInputSets);
+  for (int s = 0; s < kInputSets; ++s)
     for (const auto& p : in_plans_) {
       void* d;
       const void* const* pe;
@@ -310,6 +310,38 @@ nlohmann::json Preset::trial(Solution& who, uint64_t seed) {
               {"failure", "modified its input '" + in_plans_[t].name + "' on rank " + std::to_string(info_.rank) +
                               " (inputs must stay unchanged)"}};
   return judge(0, seed);
+}
+
+nlohmann::json Preset::back_to_back(Solution& who, uint64_t seed, int calls) {
+  broker_.phase(who.role() + " back-to-back calls");
+  broker_.barrier();  // everyone is done with earlier work; from here on, no barrier
+  nlohmann::json first_failure;
+  cudaEvent_t done;
+  ck(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "event");
+  for (int i = 0; i < calls; ++i) {
+    const uint64_t call_seed = mgk::mix64(seed + uint64_t(i) * 0x9e3779b97f4a7c15ull);
+    const int set = i % kInputSets;
+    fill_inputs(set, call_seed);
+    try {
+      who.run(inputs_[set].data(), int(inputs_[set].size()), outputs_.data(), int(outputs_.size()), stream_);
+    } catch (const std::exception& e) {
+      cudaEventDestroy(done);
+      throw SolutionFault(e.what());
+    }
+    ck(cudaEventRecord(done, stream_), "record");
+    snapshot_after(done);
+    sync_solution(who.role(), "during back-to-back calls");
+    nlohmann::json verdict = judge(set, call_seed);
+    if (first_failure.is_null() && !verdict["correct"].get<bool>()) {
+      first_failure = verdict;
+      first_failure["failure"] = "call " + std::to_string(i + 1) + " of " + std::to_string(calls) +
+                                 " made back to back (no barrier between calls): " +
+                                 verdict["failure"].get<std::string>();
+    }
+  }
+  cudaEventDestroy(done);
+  broker_.barrier();
+  return first_failure.is_null() ? nlohmann::json{{"correct", true}} : first_failure;
 }
 
 EventPairs::EventPairs(int n) : start(n), end(n) {

@@ -62,6 +62,15 @@ class Preset {
   // Fresh inputs from `seed`, poisoned outputs, one call, then every check. Returns
   // {"correct": bool, "failure": "...", "mismatch": {...}}.
   nlohmann::json trial(Solution& who, uint64_t seed);
+  // `calls` calls in a row with no barrier between them, as a training loop makes them:
+  // before each, fresh inputs (from `seed`) are written on the stream right behind the
+  // previous call, alternating between the two input sets (so a call's inputs are only
+  // rewritten once this rank's next call has finished), and the host waits only for this
+  // rank's stream to judge each call's outputs. A solution that leans on the barriers of
+  // the other checks (no start handshake, slots reused while a slower peer still reads
+  // them, a rank that runs calls ahead) fails or hangs here. Every rank makes every call
+  // even after a failure; the first failure is reported.
+  nlohmann::json back_to_back(Solution& who, uint64_t seed, int calls);
   // Timed iterations, each on freshly drawn inputs (seeds derived from `block_seed`), with
   // L2 evicted and the GPUs aligned before each; the last iteration's outputs are checked.
   nlohmann::json time(Solution& who, uint64_t block_seed, int warmup, int iterations);
@@ -91,7 +100,9 @@ class Preset {
   Solution& reference_;
   Solution* candidate_;
   std::vector<TensorPlan> in_plans_, out_plans_;
-  std::vector<std::vector<mgk_tensor>> inputs_;  // [0][tensor]: one input set
+  // [set][tensor]: set 0 for trials and timing; back_to_back alternates 0 and 1.
+  static constexpr int kInputSets = 2;
+  std::vector<std::vector<mgk_tensor>> inputs_;
   std::vector<mgk_tensor> outputs_;
   std::vector<void*> owned_;                     // cudaMalloc'd buffers to free
   std::vector<void*> snapshots_, expected_;

@@ -17,7 +17,7 @@ namespace {
 
 struct EvalArgs {
   std::string problem, kernel, gpus, sizes, dtype, arch;
-  int world = 2, trials = 3, iterations = 100;
+  int world = 2, trials = 3, iterations = 100, back_to_back = 8;
   bool world_given = false;
   double timeout = 20;
   bool reference = false, expert = false, compile_only = false, no_time = false, json = false, no_store = false;
@@ -64,6 +64,8 @@ ExitCode run_eval(const EvalArgs& a, const Globals& g) {
   o.arch = a.arch;
   o.trials = a.trials;
   if (o.trials < 1) throw UsageError("--trials must be at least 1");
+  o.back_to_back = a.back_to_back;
+  if (o.back_to_back < 0) throw UsageError("--back-to-back must be 0 (skip) or more calls");
   o.timing_iterations = a.iterations;
   o.time = !a.no_time;
   o.compile_only = a.compile_only;
@@ -104,6 +106,9 @@ void add_eval_command(CLI::App& root, Globals& g) {
   c->add_option("--arch", a->arch, "nvcc target, e.g. sm_90a (default: from the GPU)");
   c->add_option("--trials", a->trials, "Correctness trials per size, each with fresh inputs")->capture_default_str();
   c->add_option("--iterations", a->iterations, "Timed iterations per solution per size")->capture_default_str();
+  c->add_option("--back-to-back", a->back_to_back,
+                "Calls in a row with no barrier between them, each checked (0: skip)")
+      ->capture_default_str();
   c->add_option("--timeout", a->timeout, "Seconds a phase may take before it counts as a hang")->capture_default_str();
   c->add_flag("--compile-only", a->compile_only, "Only compile (works without a GPU)");
   c->add_flag("--no-time", a->no_time, "Check correctness only");

@@ -200,6 +200,20 @@ EvalResult evaluate(const EvalOptions& o) {
         }
         if (!failed) ++sr.trials_passed;
       }
+      if (!failed && o.back_to_back > 0) {
+        throw_if_interrupted();
+        const std::string phase = std::to_string(o.back_to_back) + " back-to-back calls at size " + size;
+        auto replies = group.command({{{"cmd", "back_to_back"}, {"who", "candidate"}, {"seed", fresh_seed()},
+                                       {"calls", o.back_to_back}}},
+                                     phase, timeout);
+        for (const auto& rep : replies) {
+          if (rep.value("correct", false)) continue;
+          sr.failure = rep.value("failure", "incorrect in back-to-back calls");
+          if (rep.contains("mismatch") && !rep["mismatch"].is_null()) sr.mismatch = rep["mismatch"].dump();
+          failed = true;
+          break;
+        }
+      }
       if (!failed && o.time) {
         const int blocks = 5;
         int per_block = std::max(1, (o.timing_iterations + blocks - 1) / blocks);

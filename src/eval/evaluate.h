@@ -23,6 +23,7 @@ struct EvalOptions {
   std::vector<std::string> nvcc_flags;  // extra flags passed through to nvcc
   std::string arch;                     // empty: detected from the GPU, else sm_90a
   int trials = 3;                       // correctness trials per size, fresh inputs each
+  int back_to_back = 8;                 // calls in a row with no barrier between them (0: skip)
   int timing_iterations = 100;          // per solution, per size
   bool time = true;                     // false: correctness only
   bool compile_only = false;

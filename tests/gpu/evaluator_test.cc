@@ -123,10 +123,17 @@ TEST_F(GpuEval, ExpertVariantsPass) {
       {"all_to_all", {"-D", "LAMPORT_MAX_KB=0"}},
       {"all_to_all", {"-D", "LAMPORT_MAX_KB=65536", "-D", "LAMPORT_LAG=1", "-D", "MGK_LAMPORT_ESCAPE_ALL=1"}},
       {"all_to_all", {"-D", "LAMPORT_MAX_KB=0", "-D", "ONE_SHOT_MAX_KB=0", "-D", "CE_MIN_MB=1"}},
-      {"broadcast", {"-D", "MECH=1", "-D", "CE_MIN_MB=1048576"}},
+      // rooted Lamport one-shots at every size, every vector escaped (credits exercised by
+      // the back-to-back calls), and the rooted copy at small sizes
+      {"broadcast", {"-D", "LAMPORT_MAX_KB=65536", "-D", "LAMPORT_LAG=2", "-D", "MGK_LAMPORT_ESCAPE_ALL=1"}},
+      {"scatter", {"-D", "LAMPORT_MAX_KB=65536", "-D", "LAMPORT_LAG=2", "-D", "MGK_LAMPORT_ESCAPE_ALL=1"}},
+      {"gather", {"-D", "LAMPORT_MAX_KB=65536", "-D", "LAMPORT_LAG=2", "-D", "MGK_LAMPORT_ESCAPE_ALL=1"}},
+      {"reduce", {"-D", "LAMPORT_MAX_KB=65536", "-D", "LAMPORT_LAG=2", "-D", "MGK_LAMPORT_ESCAPE_ALL=1"}},
+      {"reduce", {"-D", "LAMPORT_MAX_KB=0"}},
+      {"broadcast", {"-D", "MECH=1", "-D", "CE_MIN_MB=1048576", "-D", "LAMPORT_MAX_KB=0"}},
       {"broadcast", {"-D", "CE_MIN_MB=1"}},
-      {"scatter", {"-D", "CE_MIN_MB=1"}},
-      {"gather", {"-D", "MECH=1", "-D", "CE_MIN_MB=1048576"}},
+      {"scatter", {"-D", "CE_MIN_MB=1", "-D", "LAMPORT_MAX_KB=0"}},
+      {"gather", {"-D", "MECH=1", "-D", "CE_MIN_MB=1048576", "-D", "LAMPORT_MAX_KB=0"}},
   };
   for (const auto& [problem, defines] : variants) {
     std::vector<std::string> args = {"--expert"};
@@ -154,6 +161,12 @@ TEST_F(GpuEval, PartialWriteIsRejected) {
 }
 TEST_F(GpuEval, UnjoinedSideStreamIsRejected) {
   expect_verdict(eval("all_reduce", {bad("side_stream")}, "medium"), "incorrect", "not joined");
+}
+TEST_F(GpuEval, MissingStartSyncIsCaughtByBackToBackCalls) {
+  auto r = eval("all_reduce", {bad("no_start_sync")});
+  expect_verdict(r, "incorrect", "back to back");
+  auto without = eval("all_reduce", {bad("no_start_sync"), "--back-to-back", "0", "--no-time"});
+  expect_verdict(without, "correct");  // the flaw only shows when calls are not aligned
 }
 TEST_F(GpuEval, NcclIsRefused) { expect_verdict(eval("all_reduce", {bad("uses_nccl")}), "compile_error", "NCCL"); }
 TEST_F(GpuEval, CrashIsARuntimeError) { expect_verdict(eval("all_reduce", {bad("crash")}), "runtime_error"); }
