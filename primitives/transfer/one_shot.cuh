@@ -31,6 +31,10 @@ struct one_shot_args {
   uint64_t epoch;
 };
 
+// Who sends to whom: every rank to every rank, only the root to the others (broadcast,
+// scatter), or only the others to the root (gather, reduce; the root keeps its own piece).
+enum class flow { all, from_root, to_root };
+
 namespace detail {
 // The per-rank pointers of a Lamport one-shot, in shared memory (indexed by rank).
 struct lamport_ptrs {
@@ -38,10 +42,6 @@ struct lamport_ptrs {
   char* recv[MGK_MAX_WORLD];
   lamport_slot to_peer[MGK_MAX_WORLD], from_peer[MGK_MAX_WORLD];
 };
-
-// Who sends to whom: every rank to every rank, or only the root to the others (broadcast,
-// scatter), or only the others to the root (gather, reduce; the root keeps its own piece).
-enum class flow { all, from_root, to_root };
 
 MGK_DEV lamport_ptrs& lamport_pointers(const one_shot_args& a, flow f = flow::all, int root = 0) {
   __shared__ lamport_ptrs p;
@@ -144,22 +144,14 @@ MGK_DEV void flagged_exchange(const one_shot_args& a, const sym_view<uint64_t>& 
 // Rooted Lamport one-shots. `credits`: this block's slots of a flag region of their own
 // (block_flags::slots(region, blockIdx.x)); see detail::lamport_credits.
 
-// From the root (broadcast: x_stride 0; scatter: x_stride = bytes): every rank's y gets
-// [root's x + me * x_stride, + bytes). y_stride is not used.
+// flow::from_root (broadcast: x_stride 0; scatter: x_stride = bytes): every rank's y gets
+// [root's x + me * x_stride, + bytes). flow::to_root (gather): the root's y + s * y_stride
+// gets rank s's x. The stride the flow does not name is not used.
 template <int Unroll, int LagSteps>
-MGK_DEV void lamport_from_root(const one_shot_args& a, int root, const sym_view<uint64_t>& credits, const char* what) {
-  detail::lamport_credits(credits, a.epoch, true, root, what);
-  const detail::lamport_ptrs& p = detail::lamport_pointers(a, detail::flow::from_root, root);
-  const span vecs = split_even(int64_t(a.bytes / 16), gridDim.x, blockIdx.x);
-  block_lamport_exchange<Unroll, LagSteps>(vecs, p.send, p.to_peer, p.from_peer, p.recv, call_flag(a.epoch),
-                                           a.landing.mem.rank, a.landing.mem.world, what);
-}
-
-// To the root (gather): the root's y + s * y_stride gets rank s's x. x_stride is not used.
-template <int Unroll, int LagSteps>
-MGK_DEV void lamport_to_root(const one_shot_args& a, int root, const sym_view<uint64_t>& credits, const char* what) {
-  detail::lamport_credits(credits, a.epoch, false, root, what);
-  const detail::lamport_ptrs& p = detail::lamport_pointers(a, detail::flow::to_root, root);
+MGK_DEV void lamport_rooted_exchange(const one_shot_args& a, flow f, int root, const sym_view<uint64_t>& credits,
+                                     const char* what) {
+  detail::lamport_credits(credits, a.epoch, f == flow::from_root, root, what);
+  const detail::lamport_ptrs& p = detail::lamport_pointers(a, f, root);
   const span vecs = split_even(int64_t(a.bytes / 16), gridDim.x, blockIdx.x);
   block_lamport_exchange<Unroll, LagSteps>(vecs, p.send, p.to_peer, p.from_peer, p.recv, call_flag(a.epoch),
                                            a.landing.mem.rank, a.landing.mem.world, what);
@@ -171,7 +163,7 @@ template <class T, int Unroll, int LagSteps>
 MGK_DEV void lamport_reduce_to_root(const one_shot_args& a, int root, const sym_view<uint64_t>& credits,
                                     const char* what) {
   detail::lamport_credits(credits, a.epoch, false, root, what);
-  const detail::lamport_ptrs& p = detail::lamport_pointers(a, detail::flow::to_root, root);
+  const detail::lamport_ptrs& p = detail::lamport_pointers(a, flow::to_root, root);
   const span vecs = split_even(int64_t(a.bytes / 16), gridDim.x, blockIdx.x);
   const int me = a.landing.mem.rank;
   block_lamport_reduce<T, Unroll, LagSteps>(vecs, p.send, p.to_peer, p.from_peer, me == root ? a.y : nullptr,

@@ -280,6 +280,21 @@ nlohmann::json Preset::judge(int set, uint64_t seed) {
   return result;
 }
 
+void Preset::call_and_snapshot(Solution& who, int set, const char* when) {
+  cudaEvent_t done;
+  ck(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "event");
+  try {
+    who.run(inputs_[set].data(), int(inputs_[set].size()), outputs_.data(), int(outputs_.size()), stream_);
+    ck(cudaEventRecord(done, stream_), "record");
+  } catch (const std::exception& e) {
+    cudaEventDestroy(done);
+    throw SolutionFault(e.what());
+  }
+  snapshot_after(done);
+  sync_solution(who.role(), when);
+  cudaEventDestroy(done);
+}
+
 nlohmann::json Preset::trial(Solution& who, uint64_t seed) {
   fill_inputs(0, seed);
   poison_outputs(stream_);
@@ -288,18 +303,7 @@ nlohmann::json Preset::trial(Solution& who, uint64_t seed) {
   broker_.barrier();  // every rank's inputs are ready and outputs poisoned before anyone runs
 
   broker_.phase(who.role() + " run");
-  cudaEvent_t done;
-  ck(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "event");
-  try {
-    who.run(inputs_[0].data(), int(inputs_[0].size()), outputs_.data(), int(outputs_.size()), stream_);
-  } catch (const std::exception& e) {
-    cudaEventDestroy(done);
-    throw SolutionFault(e.what());
-  }
-  ck(cudaEventRecord(done, stream_), "record");
-  snapshot_after(done);
-  sync_solution(who.role(), "during the run");
-  cudaEventDestroy(done);
+  call_and_snapshot(who, 0, "during the run");
   broker_.barrier();  // peers are done writing (and reading) before inputs are re-hashed
 
   broker_.phase(who.role() + " check");
@@ -316,21 +320,11 @@ nlohmann::json Preset::back_to_back(Solution& who, uint64_t seed, int calls) {
   broker_.phase(who.role() + " back-to-back calls");
   broker_.barrier();  // everyone is done with earlier work; from here on, no barrier
   nlohmann::json first_failure;
-  cudaEvent_t done;
-  ck(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "event");
   for (int i = 0; i < calls; ++i) {
     const uint64_t call_seed = mgk::mix64(seed + uint64_t(i) * 0x9e3779b97f4a7c15ull);
     const int set = i % kInputSets;
     fill_inputs(set, call_seed);
-    try {
-      who.run(inputs_[set].data(), int(inputs_[set].size()), outputs_.data(), int(outputs_.size()), stream_);
-    } catch (const std::exception& e) {
-      cudaEventDestroy(done);
-      throw SolutionFault(e.what());
-    }
-    ck(cudaEventRecord(done, stream_), "record");
-    snapshot_after(done);
-    sync_solution(who.role(), "during back-to-back calls");
+    call_and_snapshot(who, set, "during back-to-back calls");
     nlohmann::json verdict = judge(set, call_seed);
     if (first_failure.is_null() && !verdict["correct"].get<bool>()) {
       first_failure = verdict;
@@ -339,7 +333,6 @@ nlohmann::json Preset::back_to_back(Solution& who, uint64_t seed, int calls) {
                                  verdict["failure"].get<std::string>();
     }
   }
-  cudaEventDestroy(done);
   broker_.barrier();
   return first_failure.is_null() ? nlohmann::json{{"correct", true}} : first_failure;
 }

@@ -84,6 +84,9 @@ class Preset {
   // The timing protocol (barrier, fresh inputs, poisoned outputs, L2 flush, barrier,
   // events around `call`) once per event pair; *last_seed: the last iteration's inputs.
   void timed_loop(const std::function<void()>& call, uint64_t block_seed, EventPairs& events, uint64_t* last_seed);
+  // One call of `who` on input set `set`; its outputs are snapshotted device-side the moment
+  // the stream finishes it, then the host waits (errors count as the solution's, `when`).
+  void call_and_snapshot(Solution& who, int set, const char* when);
   void fill_inputs(int set, uint64_t seed);
   void poison_outputs(cudaStream_t s);
   std::vector<unsigned long long> hash_inputs();

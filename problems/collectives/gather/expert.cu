@@ -49,8 +49,9 @@ enum region { kStart, kEnd, kCeStart, kCeEnd, kCredit, kEmptied, kRegions };
 constexpr int kRoot = 0;
 
 __global__ void __launch_bounds__(THREADS) gather_lamport(prim::one_shot_args a, prim::block_flags flags) {
-  prim::lamport_to_root<UNROLL, LAMPORT_LAG>(a, kRoot, flags.slots(kCredit, blockIdx.x),
-                                             "gather lamport: the ranks' chunks");
+  const auto credits = flags.slots(kCredit, blockIdx.x);
+  prim::lamport_rooted_exchange<UNROLL, LAMPORT_LAG>(a, prim::flow::to_root, kRoot, credits,
+                                                     "gather lamport: the ranks' chunks");
 }
 
 // x, y: bytes; `bytes`: what each rank receives (broadcast, scatter) or sends (gather).

@@ -42,8 +42,8 @@ constexpr int kRoot = 0;
 
 template <class T>
 __global__ void __launch_bounds__(THREADS) reduce_lamport(prim::one_shot_args a, prim::block_flags flags) {
-  prim::lamport_reduce_to_root<T, UNROLL, LAMPORT_LAG>(a, kRoot, flags.slots(kCredit, blockIdx.x),
-                                                       "reduce lamport: the ranks' data");
+  const auto credits = flags.slots(kCredit, blockIdx.x);
+  prim::lamport_reduce_to_root<T, UNROLL, LAMPORT_LAG>(a, kRoot, credits, "reduce lamport: the ranks' data");
 }
 
 template <class T>

@@ -49,8 +49,9 @@ enum region { kStart, kEnd, kCeStart, kCeEnd, kCredit, kEmptied, kRegions };
 constexpr int kRoot = 0;
 
 __global__ void __launch_bounds__(THREADS) scatter_lamport(prim::one_shot_args a, prim::block_flags flags) {
-  prim::lamport_from_root<UNROLL, LAMPORT_LAG>(a, kRoot, flags.slots(kCredit, blockIdx.x),
-                                               "scatter lamport: the root's data");
+  const auto credits = flags.slots(kCredit, blockIdx.x);
+  prim::lamport_rooted_exchange<UNROLL, LAMPORT_LAG>(a, prim::flow::from_root, kRoot, credits,
+                                                     "scatter lamport: the root's data");
 }
 
 // x, y: bytes; `bytes`: what each rank receives (broadcast, scatter) or sends (gather).
