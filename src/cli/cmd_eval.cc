@@ -53,11 +53,8 @@ ExitCode run_eval(const EvalArgs& a, const Globals& g) {
   if (a.reference) o.kernel_is_reference = true;
   else if (a.expert) o.kernel = problems::load(a.problem).expert_path();
   else o.kernel = a.kernel;
-  o.world_size = a.world;
-  if (!a.gpus.empty()) {
-    o.gpus = parse_int_list(a.gpus, "--gpus");
-    if (!a.world_given) o.world_size = int(o.gpus.size());  // --gpus alone sets the world
-  }
+  o.gpus = parse_int_list(a.gpus, "--gpus");
+  o.world_size = world_from(a.world, a.world_given, o.gpus);
   if (o.world_size < 1) throw UsageError("--world must be at least 1");
   o.sizes = split_list(a.sizes);
   o.dtype = a.dtype;
@@ -97,10 +94,7 @@ void add_eval_command(CLI::App& root, Globals& g) {
   c->add_option("kernel", a->kernel, "The candidate kernel file (.cu) implementing the solution ABI");
   c->add_flag("--reference", a->reference, "Evaluate the problem's reference against itself");
   c->add_flag("--expert", a->expert, "Evaluate the problem's expert solution (expert.cu)");
-  c->add_option("--world", a->world, "Number of ranks (one GPU each)")
-      ->capture_default_str()
-      ->each([a](const std::string&) { a->world_given = true; });
-  c->add_option("--gpus", a->gpus, "GPU indices to use, e.g. 0,1 (default: the first --world visible ones)");
+  add_group_options(c, &a->world, &a->world_given, &a->gpus);
   c->add_option("--size", a->sizes, "Size presets, comma-separated (default: the problem's defaults)");
   c->add_option("--dtype", a->dtype, "Element type for problems that take several (e.g. bf16, f32)");
   c->add_option("--arch", a->arch, "nvcc target, e.g. sm_90a (default: from the GPU)");

@@ -25,7 +25,7 @@ struct GenerateArgs {
   std::string problem, model, mode = "refine", gpus, reasoning_effort;
   int turns = 0, world = 2, max_tokens = 16384;  // turns 0: the mode's default (or the stored one)
   double max_cost = 3.0, max_time = 0, temperature = 0, command_timeout = 600;
-  bool temperature_given = false, tune = false;
+  bool temperature_given = false, tune = false, world_given = false;
   int64_t resume = 0;
 };
 
@@ -123,7 +123,7 @@ ExitCode run_generate(const GenerateArgs& a, const Globals& g) {
     throw UsageError("give --problem and --model (or --resume ATTEMPT_ID)");
   }
   std::vector<int> gpus = parse_int_list(a.gpus, "--gpus");
-  if (!gpus.empty() && a.resume == 0 && world == 2) world = int(gpus.size());
+  if (a.resume == 0) world = world_from(world, a.world_given, gpus);  // a resumed session keeps its world
   if (world < 1) throw UsageError("--world must be at least 1");
   // A shell session needs many more steps than a refine session needs turns.
   if (turns == 0) turns = mode == "shell" ? 40 : 8;
@@ -235,8 +235,7 @@ void add_generate_command(CLI::App& root, Globals& g) {
   c->add_option("--max-cost", a->max_cost, "Stop before a call once the attempt cost this many USD (0: no limit)")
       ->capture_default_str();
   c->add_option("--max-time", a->max_time, "Stop before a call after this many seconds (0: no limit)");
-  c->add_option("--world", a->world, "Number of ranks (one GPU each)")->capture_default_str();
-  c->add_option("--gpus", a->gpus, "GPU indices to use, e.g. 0,1 (default: the first --world visible ones)");
+  add_group_options(c, &a->world, &a->world_given, &a->gpus);
   c->add_option("--temperature", a->temperature, "Sampling temperature (default: the provider's)")
       ->each([a](const std::string&) { a->temperature_given = true; });
   c->add_option("--max-tokens", a->max_tokens, "Output tokens per reply")->capture_default_str();

@@ -20,6 +20,7 @@ namespace {
 struct TuneArgs {
   std::string problem, kernel, strategy = "auto", size, gpus, out, arch;
   int world = 2;
+  bool world_given = false;
   std::size_t max_evals = 100;
   double max_time = 0, timeout = 20;
   std::uint64_t seed = 0;
@@ -53,11 +54,8 @@ tune::KernelTuneRequest request_from(const TuneArgs& a) {
   tune::KernelTuneRequest r;
   r.eval.problem = a.problem;
   r.eval.kernel = a.kernel;
-  r.eval.world_size = a.world;
-  if (!a.gpus.empty()) {
-    r.eval.gpus = parse_int_list(a.gpus, "--gpus");
-    if (a.world == 2 && r.eval.gpus.size() != 2) r.eval.world_size = int(r.eval.gpus.size());
-  }
+  r.eval.gpus = parse_int_list(a.gpus, "--gpus");
+  r.eval.world_size = world_from(a.world, a.world_given, r.eval.gpus);
   if (r.eval.world_size < 1) throw UsageError("--world must be at least 1");
   r.eval.arch = a.arch;
   r.eval.timeout_seconds = a.timeout;
@@ -180,8 +178,7 @@ void add_tune_command(CLI::App& root, Globals& g) {
   c->add_option("--size", a->size,
                 "Size preset whose time is minimised (default: medium, else the problem's "
                 "last default preset)");
-  c->add_option("--world", a->world, "Number of ranks (one GPU each)")->capture_default_str();
-  c->add_option("--gpus", a->gpus, "GPU indices to use, e.g. 0,1 (default: the first --world)");
+  add_group_options(c, &a->world, &a->world_given, &a->gpus);
   c->add_option("--seed", a->seed, "Seed of the search; the same seed replays the same search")
       ->capture_default_str();
   c->add_option("--out", a->out, "Where to write the best kernel (default: KERNEL.tuned.cu)");

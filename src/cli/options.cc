@@ -33,6 +33,17 @@ std::vector<int> parse_int_list(const std::string& text, const std::string& opti
   return out;
 }
 
+void add_group_options(CLI::App* c, int* world, bool* world_given, std::string* gpus) {
+  c->add_option("--world", *world, "Number of ranks (one GPU each)")
+      ->capture_default_str()
+      ->each([world_given](const std::string&) { *world_given = true; });
+  c->add_option("--gpus", *gpus, "GPU indices to use, e.g. 0,1 (default: the first --world visible ones)");
+}
+
+int world_from(int world, bool world_given, const std::vector<int>& gpus) {
+  return world_given || gpus.empty() ? world : int(gpus.size());
+}
+
 store::Store open_store(const Globals& g) {
   return store::Store::open(database_path(g.db.empty() ? std::nullopt : std::optional<std::string>(g.db)));
 }

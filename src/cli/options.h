@@ -15,6 +15,13 @@ std::vector<int> parse_int_list(const std::string& text, const std::string& opti
 // "small,large" -> {"small","large"}
 std::vector<std::string> split_list(const std::string& text);
 
+// The group options of subcommands that run on GPUs: --world N (recording in *world_given
+// whether it was typed) and --gpus LIST.
+void add_group_options(CLI::App* c, int* world, bool* world_given, std::string* gpus);
+// The rank count they ask for: --gpus alone sets it to the number of GPUs it names; a typed
+// --world wins (the evaluator rejects a --gpus list of another length).
+int world_from(int world, bool world_given, const std::vector<int>& gpus);
+
 store::Store open_store(const Globals& g);
 store::MachineKey machine_key(const eval::MachineInfo& m);
 
