@@ -214,16 +214,20 @@ llm::Reply Agent::query() {
   return deps_.provider->complete(request);
 }
 
+// A reply the parser refused: counted (the limit on format errors in a row) and answered
+// with what was wrong, not judged.
+Agent::StepResult Agent::format_error(const std::string& problem, bool shell_mode) {
+  ++format_errors_in_a_row_;
+  return {"format_error", problem, std::nullopt,
+          deps_.prompts->render("feedback/format_error", {{"reason", problem},
+                                                          {"shell_mode", shell_mode ? "1" : ""},
+                                                          {"submit_sentinel", kSubmitSentinel}}),
+          std::nullopt};
+}
+
 Agent::StepResult Agent::execute_refine(const std::string& reply_text, int index) {
   ParsedReply parsed = parse_kernel_reply(reply_text);
-  if (!parsed.ok) {
-    ++format_errors_in_a_row_;
-    return {"format_error", parsed.problem, std::nullopt,
-            deps_.prompts->render("feedback/format_error", {{"reason", parsed.problem},
-                                                            {"shell_mode", ""},
-                                                            {"submit_sentinel", kSubmitSentinel}}),
-            std::nullopt};
-  }
+  if (!parsed.ok) return format_error(parsed.problem, false);
   format_errors_in_a_row_ = 0;
   const fs::path file = sandbox_ / ("kernel_turn" + std::to_string(index + 1) + ".cu");
   write_file(file, parsed.code);
@@ -246,14 +250,7 @@ Agent::StepResult Agent::execute_refine(const std::string& reply_text, int index
 
 Agent::StepResult Agent::execute_shell(const std::string& reply_text) {
   ParsedReply parsed = parse_shell_reply(reply_text);
-  if (!parsed.ok) {
-    ++format_errors_in_a_row_;
-    return {"format_error", parsed.problem, std::nullopt,
-            deps_.prompts->render("feedback/format_error", {{"reason", parsed.problem},
-                                                            {"shell_mode", "1"},
-                                                            {"submit_sentinel", kSubmitSentinel}}),
-            std::nullopt};
-  }
+  if (!parsed.ok) return format_error(parsed.problem, true);
   format_errors_in_a_row_ = 0;
   runner::ProcessResult ran = runner_->run_shell(parsed.code);
   if (is_submission(parsed.code, ran.output)) {

@@ -94,6 +94,7 @@ class Agent {
   llm::Reply query();
   StepResult execute_refine(const std::string& reply_text, int index);
   StepResult execute_shell(const std::string& reply_text);
+  StepResult format_error(const std::string& problem, bool shell_mode);
   void judge_kernel(const std::filesystem::path& file, const std::string& hash, int index,
                     eval::EvalResult& result);
   std::string limits_warning(int next_index) const;
