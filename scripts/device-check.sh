@@ -4,7 +4,8 @@
 # mgk-harness, gpu_tests and mgk-microbench built elsewhere).
 # Usage: scripts/device-check.sh OUT [BIN] [STEPS]
 #   MGK_TEST_WORLD=4 (or 8) runs the GPU tests and the benchmarks at that world size.
-#   STEPS: comma-separated subset of: env,doctor,calibrate,tests,bench,repeat,overhead,microbench
+#   STEPS: comma-separated subset of: env,doctor,calibrate,tests,agent,bench,shared,tune,repeat,overhead,
+#          showcase,microbench (shared: ranks sharing GPU 0, so one GPU is enough; not in the default set)
 set -uo pipefail
 out="${1:?usage: device-check.sh OUT [BIN] [STEPS]}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -64,6 +65,20 @@ for f in sorted(glob.glob(os.path.join(sys.argv[1], 'bench-*.json'))):
 json.dump(rows, open(os.path.join(sys.argv[1], 'bench.json'), 'w'), indent=1)
 PY
   rm -f "$out"/bench-*.json
+fi
+if want shared; then
+  section "ranks sharing GPU 0 (correctness only, not timed): every expert at world ${SHARED_WORLDS:-2 4 8}"
+  for w in ${SHARED_WORLDS:-2 4 8}; do
+    gpus="0$(printf ',0%.0s' $(seq 2 "$w"))"
+    for p in all_reduce all_gather reduce_scatter all_to_all broadcast reduce scatter gather; do
+      start=$(date +%s%N)
+      "$mgk" eval "collectives/$p" --expert --gpus "$gpus" --size "${SHARED_SIZES:-tiny,small,medium,odd}" --no-store --json \
+        2>>"$out/shared.err" | python3 -c "
+import json,sys; r=json.load(sys.stdin)
+print('  W=%s %-15s %-10s %s' % ('$w', '$p', r['verdict'], r['message'][:160]))" || echo "  W=$w $p: no JSON (see shared.err)"
+      echo "      ($(( ($(date +%s%N) - start) / 1000000 )) ms)"
+    done
+  done
 fi
 if want tune; then
   section "tuning expert collectives at the small size (mgk tune), then default vs tuned (mgk eval)"

@@ -70,8 +70,9 @@ MGK_DEV lamport_ptrs& lamport_pointers(const one_shot_args& a, flow f = flow::al
 // before it sends, until its receivers have begun the previous call: then the slots of the
 // call two back, which it is about to reuse, are read and emptied. Off the critical path:
 // the announcement leaves as the call starts, and the wait is normally already satisfied.
-MGK_DEV void lamport_credits(const sym_view<uint64_t>& credits, uint64_t epoch, bool from_root, int root,
-                             const char* what) {
+// `f` is flow::from_root or flow::to_root (flow::all needs no credits).
+MGK_DEV void lamport_credits(const sym_view<uint64_t>& credits, uint64_t epoch, flow f, int root, const char* what) {
+  const bool from_root = f == flow::from_root;
   const bool sends = from_root == (credits.rank == root);
   if (sends)
     block_wait(credits, epoch - 1, what, from_root ? -1 : root);
@@ -150,7 +151,7 @@ MGK_DEV void flagged_exchange(const one_shot_args& a, const sym_view<uint64_t>& 
 template <int Unroll, int LagSteps>
 MGK_DEV void lamport_rooted_exchange(const one_shot_args& a, flow f, int root, const sym_view<uint64_t>& credits,
                                      const char* what) {
-  detail::lamport_credits(credits, a.epoch, f == flow::from_root, root, what);
+  detail::lamport_credits(credits, a.epoch, f, root, what);
   const detail::lamport_ptrs& p = detail::lamport_pointers(a, f, root);
   const span vecs = split_even(int64_t(a.bytes / 16), gridDim.x, blockIdx.x);
   block_lamport_exchange<Unroll, LagSteps>(vecs, p.send, p.to_peer, p.from_peer, p.recv, call_flag(a.epoch),
@@ -162,7 +163,7 @@ MGK_DEV void lamport_rooted_exchange(const one_shot_args& a, flow f, int root, c
 template <class T, int Unroll, int LagSteps>
 MGK_DEV void lamport_reduce_to_root(const one_shot_args& a, int root, const sym_view<uint64_t>& credits,
                                     const char* what) {
-  detail::lamport_credits(credits, a.epoch, false, root, what);
+  detail::lamport_credits(credits, a.epoch, flow::to_root, root, what);
   const detail::lamport_ptrs& p = detail::lamport_pointers(a, flow::to_root, root);
   const span vecs = split_even(int64_t(a.bytes / 16), gridDim.x, blockIdx.x);
   const int me = a.landing.mem.rank;

@@ -52,6 +52,15 @@ int serve(const std::string& socket, int rank, int world, int device) {
   std::unique_ptr<Solution> reference, candidate;
   std::unique_ptr<Preset> preset;
   bool candidate_gets_comm = false;
+  // The solution a trial, timing or back-to-back command names, once a preset is prepared.
+  auto solution_for = [&](const std::string& who) -> Solution* {
+    if (!preset) throw std::runtime_error("a run before prepare");
+    Solution* s = who == "candidate" ? candidate.get() : reference.get();
+    if (!s) throw std::runtime_error("no " + who + " loaded");
+    if (s == reference.get() && !info.comm)
+      throw std::runtime_error("the reference needs NCCL, which this group did not initialise (ranks share a GPU)");
+    return s;
+  };
   for (;;) {
     mgk::wire::Message m = broker.next_command();
     std::string cmd = m.body.value("cmd", "");
@@ -73,9 +82,11 @@ int serve(const std::string& socket, int rank, int world, int device) {
           throw std::runtime_error("cannot use GPU " + std::to_string(device));
         info.num_sms = prop.multiProcessorCount;
         info.l2_bytes = size_t(prop.l2CacheSize);
-        ncclUniqueId id;
-        unhex(m.body.at("nccl_id").get<std::string>(), &id, sizeof(id));
-        nccl_check(ncclCommInitRank(&info.comm, world, id, rank), "ncclCommInitRank");
+        if (m.body.contains("nccl_id")) {  // absent when ranks share a GPU: only the candidate runs
+          ncclUniqueId id;
+          unhex(m.body.at("nccl_id").get<std::string>(), &id, sizeof(id));
+          nccl_check(ncclCommInitRank(&info.comm, world, id, rank), "ncclCommInitRank");
+        }
         heap = std::make_unique<SymmetricHeap>(broker, rank, world, device);
         broker.reply({{"ok", true}, {"gpu", prop.name}, {"sms", prop.multiProcessorCount}});
       } else if (cmd == "load") {
@@ -96,9 +107,7 @@ int serve(const std::string& socket, int rank, int world, int device) {
                                           candidate_gets_comm);
         broker.reply({{"ok", true}});
       } else if (cmd == "back_to_back") {
-        if (!preset) throw std::runtime_error(cmd + " before prepare");
-        Solution* s = who == "candidate" ? candidate.get() : reference.get();
-        if (!s) throw std::runtime_error("no " + who + " loaded");
+        Solution* s = solution_for(who);
         nlohmann::json r = preset->back_to_back(*s, m.body.at("seed").get<uint64_t>(), m.body.at("calls").get<int>());
         r["ok"] = true;
         broker.reply(r);
@@ -108,9 +117,7 @@ int serve(const std::string& socket, int rank, int world, int device) {
         r["ok"] = true;
         broker.reply(r);
       } else if (cmd == "trial" || cmd == "time") {
-        if (!preset) throw std::runtime_error(cmd + " before prepare");
-        Solution* s = who == "candidate" ? candidate.get() : reference.get();
-        if (!s) throw std::runtime_error("no " + who + " loaded");
+        Solution* s = solution_for(who);
         nlohmann::json r;
         if (cmd == "trial")
           r = preset->trial(*s, m.body.at("seed").get<uint64_t>());

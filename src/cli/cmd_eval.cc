@@ -73,7 +73,7 @@ ExitCode run_eval(const EvalArgs& a, const Globals& g) {
   if (!a.compile_only) {
     machine = eval::probe_machine();
     o.peaks = stored_peaks(g, machine);
-    if (!o.peaks && !machine.gpus.empty())
+    if (!o.peaks && !machine.gpus.empty() && o.time && !eval::ranks_share_gpu(o.gpus))
       log::info("no calibration for this machine yet: run 'mgk calibrate' to get roofline fractions");
   }
   eval::EvalResult r = eval::evaluate(o);

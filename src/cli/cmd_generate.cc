@@ -123,6 +123,7 @@ ExitCode run_generate(const GenerateArgs& a, const Globals& g) {
     throw UsageError("give --problem and --model (or --resume ATTEMPT_ID)");
   }
   std::vector<int> gpus = parse_int_list(a.gpus, "--gpus");
+  require_own_gpus(gpus, "generate");
   if (a.resume == 0) world = world_from(world, a.world_given, gpus);  // a resumed session keeps its world
   if (world < 1) throw UsageError("--world must be at least 1");
   // A shell session needs many more steps than a refine session needs turns.

@@ -55,6 +55,7 @@ tune::KernelTuneRequest request_from(const TuneArgs& a) {
   r.eval.problem = a.problem;
   r.eval.kernel = a.kernel;
   r.eval.gpus = parse_int_list(a.gpus, "--gpus");
+  require_own_gpus(r.eval.gpus, "tune");
   r.eval.world_size = world_from(a.world, a.world_given, r.eval.gpus);
   if (r.eval.world_size < 1) throw UsageError("--world must be at least 1");
   r.eval.arch = a.arch;

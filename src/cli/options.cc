@@ -4,6 +4,7 @@
 
 #include "common/env.h"
 #include "common/error.h"
+#include "eval/evaluate.h"
 
 namespace mgk::cli {
 
@@ -42,6 +43,12 @@ void add_group_options(CLI::App* c, int* world, bool* world_given, std::string* 
 
 int world_from(int world, bool world_given, const std::vector<int>& gpus) {
   return world_given || gpus.empty() ? world : int(gpus.size());
+}
+
+void require_own_gpus(const std::vector<int>& gpus, const std::string& command) {
+  if (eval::ranks_share_gpu(gpus))
+    throw UsageError("mgk " + command + " times kernels, so it needs each rank on its own GPU; --gpus names one " +
+                     "twice (ranks sharing a GPU can only be checked for correctness: mgk eval --gpus ...)");
 }
 
 store::Store open_store(const Globals& g) {

@@ -22,6 +22,10 @@ void add_group_options(CLI::App* c, int* world, bool* world_given, std::string* 
 // --world wins (the evaluator rejects a --gpus list of another length).
 int world_from(int world, bool world_given, const std::vector<int>& gpus);
 
+// For subcommands that time kernels (tune, generate): UsageError when --gpus names a GPU
+// twice, since ranks sharing a GPU are checked but not timed (eval::ranks_share_gpu).
+void require_own_gpus(const std::vector<int>& gpus, const std::string& command);
+
 store::Store open_store(const Globals& g);
 store::MachineKey machine_key(const eval::MachineInfo& m);
 

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "common/error.h"
@@ -80,7 +81,8 @@ std::vector<int> choose_gpus(const EvalOptions& o, const MachineInfo& m) {
     throw UsageError("world size " + std::to_string(o.world_size) + " needs " + std::to_string(o.world_size) +
                      " GPUs, but " + std::to_string(m.gpus.size()) + " are visible" +
                      (o.gpus.empty() ? "" : " / --gpus names " + std::to_string(o.gpus.size())) +
-                     " (check CUDA_VISIBLE_DEVICES, or lower --world)");
+                     " (check CUDA_VISIBLE_DEVICES, lower --world, or to check correctness only, let ranks share a "
+                     "GPU: --gpus 0,0)");
   for (int g : gpus)
     if (g < 0 || g >= int(m.gpus.size()))
       throw UsageError("GPU " + std::to_string(g) + " does not exist here (visible: 0.." +
@@ -102,7 +104,104 @@ struct TempDir {
   }
 };
 
+// The first failure a rank reports for the candidate, copied into sr; false if none did.
+bool take_failure(const std::vector<nlohmann::json>& replies, const std::string& fallback, SizeResult& sr) {
+  for (const auto& rep : replies) {
+    if (rep.value("correct", false)) continue;
+    sr.failure = rep.value("failure", fallback);
+    if (rep.contains("mismatch") && !rep["mismatch"].is_null()) sr.mismatch = rep["mismatch"].dump();
+    return true;
+  }
+  return false;
+}
+
+// The reference failing its own check says nothing of the candidate: it is mgk's bug.
+void require_reference_correct(const std::vector<nlohmann::json>& replies, const std::string& phase) {
+  for (const auto& rep : replies)
+    if (!rep.value("correct", false))
+      throw RankError("the reference failed its own check (" + phase + "): " + rep.value("failure", "incorrect") +
+                          " " + rep.value("mismatch", nlohmann::json()).dump() + " (a bug in mgk's problem definition)",
+                      "harness", "reference", phase);
+}
+
+// Correctness trials on fresh inputs (the reference too, unless it cannot run here); false
+// when the candidate failed one.
+bool run_trials(RankGroup& group, const EvalOptions& o, const std::string& size, bool with_reference, SizeResult& sr) {
+  for (int t = 0; t < o.trials; ++t) {
+    throw_if_interrupted();
+    const uint64_t seed = fresh_seed();
+    const std::string tag = " trial " + std::to_string(t + 1) + "/" + std::to_string(o.trials) + " at size " + size;
+    auto replies = group.command({{{"cmd", "trial"}, {"who", "candidate"}, {"seed", seed}}}, "candidate" + tag,
+                                 o.timeout_seconds);
+    if (take_failure(replies, "incorrect", sr)) return false;
+    if (with_reference)
+      require_reference_correct(group.command({{{"cmd", "trial"}, {"who", "reference"}, {"seed", seed}}},
+                                              "reference" + tag, o.timeout_seconds),
+                                "reference" + tag);
+    ++sr.trials_passed;
+  }
+  return true;
+}
+
+// Calls in a row with no barrier between them, each checked; false when one was wrong.
+bool run_back_to_back(RankGroup& group, const EvalOptions& o, const std::string& size, SizeResult& sr) {
+  if (o.back_to_back <= 0) return true;
+  throw_if_interrupted();
+  auto replies = group.command(
+      {{{"cmd", "back_to_back"}, {"who", "candidate"}, {"seed", fresh_seed()}, {"calls", o.back_to_back}}},
+      std::to_string(o.back_to_back) + " back-to-back calls at size " + size, o.timeout_seconds);
+  return !take_failure(replies, "incorrect in back-to-back calls", sr);
+}
+
+// Reference and candidate timed in interleaved blocks (alternating which goes first, so
+// drift hits both alike), each timed output checked too; then the floor and the roofline.
+// False when the candidate failed a check.
+bool run_timing(RankGroup& group, const EvalOptions& o, const problems::Spec& spec, const std::string& size,
+                SizeResult& sr) {
+  const int blocks = 5;
+  const int per_block = std::max(1, (o.timing_iterations + blocks - 1) / blocks);
+  std::vector<std::vector<double>> ref_t(o.world_size), cand_t(o.world_size);
+  for (int b = 0; b < blocks; ++b) {
+    for (const std::string who : {b % 2 ? "candidate" : "reference", b % 2 ? "reference" : "candidate"}) {
+      throw_if_interrupted();
+      const std::string phase = who + " timing at size " + size;
+      auto replies = group.command({{{"cmd", "time"}, {"who", who}, {"seed", fresh_seed()},
+                                     {"warmup", b == 0 ? 10 : 3}, {"iterations", per_block}}},
+                                   phase, o.timeout_seconds);
+      if (who == "reference") require_reference_correct(replies, phase);
+      else if (take_failure(replies, "incorrect during timing", sr)) return false;
+      for (int r = 0; r < o.world_size; ++r) {
+        auto times = replies[r].value("times_us", std::vector<double>{});
+        auto& dst = (who == "reference" ? ref_t : cand_t)[r];
+        dst.insert(dst.end(), times.begin(), times.end());
+      }
+    }
+  }
+  sr.reference = summarize(ref_t);
+  sr.candidate = summarize(cand_t);
+  throw_if_interrupted();
+  auto replies = group.command({{{"cmd", "time_floor"}, {"warmup", 10}, {"iterations", o.timing_iterations}}},
+                               "timing floor at size " + size, o.timeout_seconds);
+  std::vector<std::vector<double>> floor_t;
+  for (const auto& rep : replies) floor_t.push_back(rep.value("times_us", std::vector<double>{}));
+  sr.floor = summarize(floor_t);
+  if (sr.candidate->median_us > 0) sr.speedup = sr.reference->median_us / sr.candidate->median_us;
+  if (o.peaks) {
+    RooflinePoint p = roofline(problems::max_cost_over_ranks(spec, size, o.dtype, o.world_size), *o.peaks);
+    if (p.us > 0 && sr.candidate->median_us > 0) {
+      sr.roofline_us = p.us;
+      sr.roofline_bound = p.bound;
+      sr.roofline_fraction = p.us / sr.candidate->median_us;
+    }
+  }
+  return true;
+}
+
 }  // namespace
+
+bool ranks_share_gpu(const std::vector<int>& gpus) {
+  return std::set<int>(gpus.begin(), gpus.end()).size() < gpus.size();
+}
 
 EvalResult evaluate(const EvalOptions& o) {
   auto t0 = std::chrono::steady_clock::now();
@@ -125,6 +224,10 @@ EvalResult evaluate(const EvalOptions& o) {
     res.gpus = choose_gpus(o, machine);
     if (arch.empty()) arch = arch_for(machine.gpus[res.gpus[0]].cc);
   }
+  const bool shared = ranks_share_gpu(res.gpus);
+  if (shared && o.kernel_is_reference)
+    throw UsageError("the NCCL reference cannot run with ranks sharing a GPU (NCCL refuses it): give each rank "
+                     "its own GPU");
 
   CompileRequest ref_req{spec.reference_path(), spec.dir, {}, o.nvcc_flags, arch, true};
   CompileResult ref = compile(ref_req);
@@ -160,13 +263,17 @@ EvalResult evaluate(const EvalOptions& o) {
     cand_lib = work / "candidate.so";
     fs::copy_file(ref.library, cand_lib, fs::copy_options::overwrite_existing);
   }
-  double timeout = o.timeout_seconds;
+  const double timeout = o.timeout_seconds;
   bool all_correct = true;
   try {
     RankGroup group(harness_path(), res.gpus, work);
-    auto id = group.command_one(0, {{"cmd", "nccl_id"}}, "NCCL id", 60);
-    group.command({{{"cmd", "init"}, {"nccl_id", id["id"]}}}, "init (CUDA context, NCCL communicator)",
-                  std::max(timeout, 120.0));
+    if (shared) {  // NCCL refuses two ranks on one GPU, and the reference is not run
+      group.command({{{"cmd", "init"}}}, "init (CUDA context)", std::max(timeout, 120.0));
+    } else {
+      auto id = group.command_one(0, {{"cmd", "nccl_id"}}, "NCCL id", 60);
+      group.command({{{"cmd", "init"}, {"nccl_id", id["id"]}}}, "init (CUDA context, NCCL communicator)",
+                    std::max(timeout, 120.0));
+    }
     group.command({{{"cmd", "load"}, {"reference", ref.library.string()}, {"candidate", cand_lib.string()},
                    {"candidate_is_reference", o.kernel_is_reference}}},
                   "loading the kernels", std::max(timeout, 60.0));
@@ -177,99 +284,11 @@ EvalResult evaluate(const EvalOptions& o) {
       std::vector<nlohmann::json> plans;
       for (int r = 0; r < o.world_size; ++r) plans.push_back(prepare_plan(problems::resolve(spec, size, o.dtype, o.world_size, r)));
       group.command(plans, "prepare " + size + " (allocate, mgk_setup)", std::max(timeout, 120.0));
-      bool failed = false;
-      for (int t = 0; t < o.trials && !failed; ++t) {
-        throw_if_interrupted();
-        uint64_t seed = fresh_seed();
-        std::string tag = " trial " + std::to_string(t + 1) + "/" + std::to_string(o.trials) + " at size " + size;
-        for (const char* who : {"candidate", "reference"}) {
-          auto replies = group.command({{{"cmd", "trial"}, {"who", who}, {"seed", seed}}}, std::string(who) + tag, timeout);
-          for (const auto& rep : replies) {
-            if (rep.value("correct", false)) continue;
-            std::string why = rep.value("failure", "incorrect");
-            if (std::string(who) == "reference")
-              throw RankError("the reference failed its own check at size " + size + ": " + why + " " +
-                                  rep.value("mismatch", nlohmann::json()).dump() + " (a bug in mgk's problem definition)",
-                              "harness", "reference", "reference" + tag);
-            sr.failure = why;
-            if (rep.contains("mismatch") && !rep["mismatch"].is_null()) sr.mismatch = rep["mismatch"].dump();
-            failed = true;
-            break;
-          }
-          if (failed) break;
-        }
-        if (!failed) ++sr.trials_passed;
-      }
-      if (!failed && o.back_to_back > 0) {
-        throw_if_interrupted();
-        const std::string phase = std::to_string(o.back_to_back) + " back-to-back calls at size " + size;
-        auto replies = group.command({{{"cmd", "back_to_back"}, {"who", "candidate"}, {"seed", fresh_seed()},
-                                       {"calls", o.back_to_back}}},
-                                     phase, timeout);
-        for (const auto& rep : replies) {
-          if (rep.value("correct", false)) continue;
-          sr.failure = rep.value("failure", "incorrect in back-to-back calls");
-          if (rep.contains("mismatch") && !rep["mismatch"].is_null()) sr.mismatch = rep["mismatch"].dump();
-          failed = true;
-          break;
-        }
-      }
-      if (!failed && o.time) {
-        const int blocks = 5;
-        int per_block = std::max(1, (o.timing_iterations + blocks - 1) / blocks);
-        std::vector<std::vector<double>> ref_t(o.world_size), cand_t(o.world_size);
-        for (int b = 0; b < blocks && !failed; ++b) {
-          // Interleaved, alternating which goes first, so drift hits both alike.
-          std::vector<std::string> order = (b % 2 == 0) ? std::vector<std::string>{"reference", "candidate"}
-                                                        : std::vector<std::string>{"candidate", "reference"};
-          for (const auto& who : order) {
-            throw_if_interrupted();
-            auto replies = group.command({{{"cmd", "time"}, {"who", who}, {"seed", fresh_seed()},
-                                           {"warmup", b == 0 ? 10 : 3}, {"iterations", per_block}}},
-                                         who + " timing at size " + size, timeout);
-            for (int r = 0; r < o.world_size; ++r) {
-              const auto& rep = replies[r];
-              if (!rep.value("correct", false)) {
-                std::string why = rep.value("failure", "incorrect");
-                if (who == "reference")
-                  throw RankError("the reference failed its check during timing at size " + size + ": " + why, "harness",
-                                  "reference", who + " timing");
-                sr.failure = why;
-                if (rep.contains("mismatch") && !rep["mismatch"].is_null()) sr.mismatch = rep["mismatch"].dump();
-                failed = true;
-              }
-              auto times = rep.value("times_us", std::vector<double>{});
-              auto& dst = (who == "reference" ? ref_t : cand_t)[r];
-              dst.insert(dst.end(), times.begin(), times.end());
-            }
-            if (failed) break;
-          }
-        }
-        if (!failed) {
-          sr.reference = summarize(ref_t);
-          sr.candidate = summarize(cand_t);
-          throw_if_interrupted();
-          auto replies = group.command({{{"cmd", "time_floor"}, {"warmup", 10}, {"iterations", o.timing_iterations}}},
-                                       "timing floor at size " + size, timeout);
-          std::vector<std::vector<double>> floor_t;
-          for (const auto& rep : replies) floor_t.push_back(rep.value("times_us", std::vector<double>{}));
-          sr.floor = summarize(floor_t);
-          if (sr.candidate->median_us > 0) sr.speedup = sr.reference->median_us / sr.candidate->median_us;
-          if (o.peaks) {
-            auto cost = problems::max_cost_over_ranks(spec, size, o.dtype, o.world_size);
-            RooflinePoint p = roofline(cost, *o.peaks);
-            if (p.us > 0 && sr.candidate->median_us > 0) {
-              sr.roofline_us = p.us;
-              sr.roofline_bound = p.bound;
-              sr.roofline_fraction = p.us / sr.candidate->median_us;
-            }
-          }
-        }
-      }
-      sr.correct = !failed;
+      sr.correct = run_trials(group, o, size, !shared, sr) && run_back_to_back(group, o, size, sr) &&
+                   (!o.time || shared || run_timing(group, o, spec, size, sr));
       group.command({{{"cmd", "teardown"}}}, "teardown " + size, std::max(timeout, 60.0));
       res.sizes.push_back(sr);
-      if (failed) {
+      if (!sr.correct) {
         all_correct = false;
         break;
       }
@@ -302,7 +321,8 @@ EvalResult evaluate(const EvalOptions& o) {
   for (const auto& s : res.sizes)
     if (s.candidate) speeds += (speeds.empty() ? "" : ", ") + s.size + " " + fixed(s.speedup, 2) + "x";
   res.message = "correct at " + std::to_string(res.sizes.size()) + " size(s)" +
-                (speeds.empty() ? "" : "; speedup over the reference: " + speeds);
+                (speeds.empty() ? "" : "; speedup over the reference: " + speeds) +
+                (shared ? "; not timed: ranks share a GPU (time-sliced), so only correctness was checked" : "");
   return res;
 }
 

@@ -32,6 +32,12 @@ struct EvalOptions {
   std::filesystem::path work_dir;       // rank logs and sockets; empty: a fresh temp dir
 };
 
+// True when two ranks of the group are on the same GPU (e.g. --gpus 0,0). The ranks then
+// time-slice the GPU: the candidate is checked (trials, back-to-back calls) but neither run
+// nor timed against NCCL, which refuses such a group. For checking multi-GPU code, at any
+// world size, on a machine with fewer GPUs.
+bool ranks_share_gpu(const std::vector<int>& gpus);
+
 // Never throws for anything the kernel did: that is in the verdict. Throws mgk::Error for
 // bad options (unknown problem: UsageError) and for infrastructure failures it can name.
 EvalResult evaluate(const EvalOptions& options);

@@ -46,5 +46,18 @@ TEST(Options, GroupOptionsRecordWhetherWorldWasTyped) {
   }
 }
 
+// Ranks sharing a GPU can be checked (eval) but not timed (tune, generate).
+TEST(Options, CommandsThatTimeRefuseAGpuNamedTwice) {
+  EXPECT_NO_THROW(require_own_gpus({}, "tune"));
+  EXPECT_NO_THROW(require_own_gpus({0, 1, 2}, "tune"));
+  try {
+    require_own_gpus({0, 1, 0}, "generate");
+    ADD_FAILURE() << "accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("mgk generate times kernels"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("mgk eval --gpus"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace mgk::cli

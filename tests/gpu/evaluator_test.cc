@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "gpu/expert_variants.h"
 #include "support/mgk_cli.h"
 #include "support/test_paths.h"
 
@@ -41,16 +42,6 @@ class GpuEval : public ::testing::Test {
   std::string candidate(const std::string& name) { return (tests_dir() / "gpu/candidates" / (name + ".cu")).string(); }
   std::string bad(const std::string& name) { return (tests_dir() / "bad_candidates" / (name + ".cu")).string(); }
 };
-
-void expect_verdict(const CliResult& r, const std::string& verdict, const std::string& reason_part = "") {
-  auto j = r.json();
-  ASSERT_FALSE(j.is_null()) << r.output;
-  EXPECT_EQ(j["verdict"], verdict) << r.output;
-  if (!reason_part.empty()) {
-    std::string all = j.dump();
-    EXPECT_NE(all.find(reason_part), std::string::npos) << "expected '" << reason_part << "' in: " << r.output;
-  }
-}
 
 TEST_F(GpuEval, ReferencePassesAgainstItselfForEveryCollective) {
   for (const char* p : kCollectives) {
@@ -105,37 +96,7 @@ TEST_F(GpuEval, TimingFloorIsMeasuredAndBelowBothSolutions) {
 // large-message paths, the flagged and the Lamport one-shot (its escape path on every
 // vector), TMA bulk copies, and the copy engine.
 TEST_F(GpuEval, ExpertVariantsPass) {
-  const std::vector<std::pair<std::string, std::vector<std::string>>> variants = {
-      // two-shot / pull (what W > 2 uses for large messages), the flagged one-shot, and the
-      // Lamport one-shot at every size with a short lag and every vector escaped
-      {"all_reduce", {"-D", "ONE_SHOT_W2=0", "-D", "ONE_SHOT_MAX_KB=0", "-D", "BLOCKS=5", "-D", "UNROLL=2"}},
-      {"all_reduce", {"-D", "LAMPORT=0"}},
-      {"all_reduce", {"-D", "LAMPORT_LAG=1", "-D", "BLOCKS=5", "-D", "MGK_LAMPORT_ESCAPE_ALL=1"}},
-      {"reduce_scatter", {"-D", "ONE_SHOT_W2=0", "-D", "ONE_SHOT_MAX_KB=0", "-D", "BLOCKS=5", "-D", "UNROLL=2"}},
-      {"reduce_scatter", {"-D", "LAMPORT=0"}},
-      {"reduce_scatter", {"-D", "LAMPORT_LAG=1", "-D", "BLOCKS=5", "-D", "MGK_LAMPORT_ESCAPE_ALL=1"}},
-      // direct push by TMA, the flagged one-shot, Lamport up to 64 MB escaped, copy engine
-      {"all_gather", {"-D", "ONE_SHOT_MAX_KB=0", "-D", "LAMPORT_MAX_KB=0", "-D", "MECH=1", "-D", "CE_MIN_MB=1048576"}},
-      {"all_gather", {"-D", "LAMPORT_MAX_KB=0"}},
-      {"all_gather", {"-D", "LAMPORT_MAX_KB=65536", "-D", "LAMPORT_LAG=1", "-D", "MGK_LAMPORT_ESCAPE_ALL=1"}},
-      {"all_gather", {"-D", "LAMPORT_MAX_KB=0", "-D", "ONE_SHOT_MAX_KB=0", "-D", "CE_MIN_MB=1"}},
-      {"all_to_all", {"-D", "ONE_SHOT_MAX_KB=0", "-D", "LAMPORT_MAX_KB=0", "-D", "MECH=1", "-D", "CE_MIN_MB=1048576"}},
-      {"all_to_all", {"-D", "LAMPORT_MAX_KB=0"}},
-      {"all_to_all", {"-D", "LAMPORT_MAX_KB=65536", "-D", "LAMPORT_LAG=1", "-D", "MGK_LAMPORT_ESCAPE_ALL=1"}},
-      {"all_to_all", {"-D", "LAMPORT_MAX_KB=0", "-D", "ONE_SHOT_MAX_KB=0", "-D", "CE_MIN_MB=1"}},
-      // rooted Lamport one-shots at every size, every vector escaped (credits exercised by
-      // the back-to-back calls), and the rooted copy at small sizes
-      {"broadcast", {"-D", "LAMPORT_MAX_KB=65536", "-D", "LAMPORT_LAG=2", "-D", "MGK_LAMPORT_ESCAPE_ALL=1"}},
-      {"scatter", {"-D", "LAMPORT_MAX_KB=65536", "-D", "LAMPORT_LAG=2", "-D", "MGK_LAMPORT_ESCAPE_ALL=1"}},
-      {"gather", {"-D", "LAMPORT_MAX_KB=65536", "-D", "LAMPORT_LAG=2", "-D", "MGK_LAMPORT_ESCAPE_ALL=1"}},
-      {"reduce", {"-D", "LAMPORT_MAX_KB=65536", "-D", "LAMPORT_LAG=2", "-D", "MGK_LAMPORT_ESCAPE_ALL=1"}},
-      {"reduce", {"-D", "LAMPORT_MAX_KB=0"}},
-      {"broadcast", {"-D", "MECH=1", "-D", "CE_MIN_MB=1048576", "-D", "LAMPORT_MAX_KB=0"}},
-      {"broadcast", {"-D", "CE_MIN_MB=1"}},
-      {"scatter", {"-D", "CE_MIN_MB=1", "-D", "LAMPORT_MAX_KB=0"}},
-      {"gather", {"-D", "MECH=1", "-D", "CE_MIN_MB=1048576", "-D", "LAMPORT_MAX_KB=0"}},
-  };
-  for (const auto& [problem, defines] : variants) {
+  for (const auto& [problem, defines] : kExpertVariants) {
     std::vector<std::string> args = {"--expert"};
     args.insert(args.end(), defines.begin(), defines.end());
     std::string trace = problem;

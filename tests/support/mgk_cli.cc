@@ -1,5 +1,7 @@
 #include "support/mgk_cli.h"
 
+#include <gtest/gtest.h>
+
 #include "common/subprocess.h"
 #include "support/test_paths.h"
 
@@ -44,6 +46,16 @@ bool gpus_available(int* count) {
     return n > 0;
   } catch (const std::exception&) {
     return false;
+  }
+}
+
+void expect_verdict(const CliResult& r, const std::string& verdict, const std::string& reason_part) {
+  auto j = r.json();
+  ASSERT_FALSE(j.is_null()) << r.output;
+  EXPECT_EQ(j["verdict"], verdict) << r.output;
+  if (!reason_part.empty()) {
+    std::string all = j.dump();
+    EXPECT_NE(all.find(reason_part), std::string::npos) << "expected '" << reason_part << "' in: " << r.output;
   }
 }
 

@@ -19,6 +19,10 @@ struct CliResult {
 CliResult run_mgk(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {},
                   int timeout_s = 600);
 
+// Expects an `mgk eval --json` run to end in `verdict`, with `reason_part` (when given)
+// somewhere in its JSON.
+void expect_verdict(const CliResult& r, const std::string& verdict, const std::string& reason_part = "");
+
 // True when a GPU is visible to mgk-harness (CI has none); `count` gets how many.
 bool gpus_available(int* count = nullptr);
 
