@@ -77,12 +77,14 @@ std::vector<int> choose_gpus(const EvalOptions& o, const MachineInfo& m) {
   std::vector<int> gpus = o.gpus;
   if (gpus.empty())
     for (int i = 0; i < o.world_size && i < int(m.gpus.size()); ++i) gpus.push_back(i);
+  std::string all_on_gpu0 = "0";
+  for (int r = 1; r < o.world_size; ++r) all_on_gpu0 += ",0";
   if (int(gpus.size()) != o.world_size)
     throw UsageError("world size " + std::to_string(o.world_size) + " needs " + std::to_string(o.world_size) +
                      " GPUs, but " + std::to_string(m.gpus.size()) + " are visible" +
                      (o.gpus.empty() ? "" : " / --gpus names " + std::to_string(o.gpus.size())) +
                      " (check CUDA_VISIBLE_DEVICES, lower --world, or to check correctness only, let ranks share a "
-                     "GPU: --gpus 0,0)");
+                     "GPU: --gpus " + all_on_gpu0 + ")");
   for (int g : gpus)
     if (g < 0 || g >= int(m.gpus.size()))
       throw UsageError("GPU " + std::to_string(g) + " does not exist here (visible: 0.." +

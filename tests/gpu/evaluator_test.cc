@@ -7,15 +7,12 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "gpu/expert_variants.h"
+#include "gpu/collectives.h"
 #include "support/mgk_cli.h"
 #include "support/test_paths.h"
 
 namespace mgk::test {
 namespace {
-
-const char* kCollectives[] = {"all_reduce", "all_gather", "broadcast",      "reduce",
-                              "scatter",    "gather",     "reduce_scatter", "all_to_all"};
 
 class GpuEval : public ::testing::Test {
  protected:
@@ -97,12 +94,8 @@ TEST_F(GpuEval, TimingFloorIsMeasuredAndBelowBothSolutions) {
 // vector), TMA bulk copies, and the copy engine.
 TEST_F(GpuEval, ExpertVariantsPass) {
   for (const auto& [problem, defines] : kExpertVariants) {
-    std::vector<std::string> args = {"--expert"};
-    args.insert(args.end(), defines.begin(), defines.end());
-    std::string trace = problem;
-    for (const auto& d : defines) trace += " " + d;
-    SCOPED_TRACE(trace);
-    expect_verdict(eval(problem, args, "small,medium,odd"), "correct");
+    SCOPED_TRACE(variant_label(problem, defines));
+    expect_verdict(eval(problem, expert_variant_args(defines), "small,medium,odd"), "correct");
   }
 }
 

@@ -7,15 +7,12 @@
 
 #include <cstdlib>
 
-#include "gpu/expert_variants.h"
+#include "gpu/collectives.h"
 #include "support/mgk_cli.h"
 #include "support/test_paths.h"
 
 namespace mgk::test {
 namespace {
-
-const char* kCollectives[] = {"all_reduce", "all_gather", "broadcast",      "reduce",
-                              "scatter",    "gather",     "reduce_scatter", "all_to_all"};
 
 class SharedGpuEval : public ::testing::Test {
  protected:
@@ -57,12 +54,8 @@ TEST_F(SharedGpuEval, ExpertVariantsPassWithSharedRanks) {
   const char* w = std::getenv("MGK_TEST_SHARED_WORLD");
   const int world = w && *w ? std::atoi(w) : 4;
   for (const auto& [problem, defines] : kExpertVariants) {
-    std::vector<std::string> args = {"--expert"};
-    args.insert(args.end(), defines.begin(), defines.end());
-    std::string trace = problem;
-    for (const auto& d : defines) trace += " " + d;
-    SCOPED_TRACE(trace);
-    expect_verdict(eval(problem, world, args, "small,odd"), "correct");
+    SCOPED_TRACE(variant_label(problem, defines));
+    expect_verdict(eval(problem, world, expert_variant_args(defines), "small,odd"), "correct");
   }
 }
 

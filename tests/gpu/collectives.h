@@ -1,11 +1,14 @@
-// The experts' other code paths, forced with their tuning knobs, for the GPU tests that run
-// every expert variant (on GPUs of their own, and with ranks sharing one GPU).
+// What the GPU tests run (on GPUs of their own, and with ranks sharing one GPU): the eight
+// collectives, and the experts' other code paths forced with their tuning knobs.
 #pragma once
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace mgk::test {
+
+inline const char* const kCollectives[] = {"all_reduce", "all_gather", "broadcast",      "reduce",
+                                           "scatter",    "gather",     "reduce_scatter", "all_to_all"};
 
 inline const std::vector<std::pair<std::string, std::vector<std::string>>> kExpertVariants = {
     // two-shot / pull (what W > 2 uses for large messages), the flagged one-shot, and the
@@ -37,5 +40,19 @@ inline const std::vector<std::pair<std::string, std::vector<std::string>>> kExpe
     {"scatter", {"-D", "CE_MIN_MB=1", "-D", "LAMPORT_MAX_KB=0"}},
     {"gather", {"-D", "MECH=1", "-D", "CE_MIN_MB=1048576", "-D", "LAMPORT_MAX_KB=0"}},
 };
+
+// The `mgk eval` arguments that run an expert variant.
+inline std::vector<std::string> expert_variant_args(const std::vector<std::string>& defines) {
+  std::vector<std::string> args = {"--expert"};
+  args.insert(args.end(), defines.begin(), defines.end());
+  return args;
+}
+
+// "problem -D NAME=VAL ...", to name a variant in a failure.
+inline std::string variant_label(const std::string& problem, const std::vector<std::string>& defines) {
+  std::string label = problem;
+  for (const auto& d : defines) label += " " + d;
+  return label;
+}
 
 }  // namespace mgk::test
