@@ -66,13 +66,12 @@ inline int agree_min(mgk_ctx* ctx, const mgk_sym_buffer& scratch, int64_t value,
   return 0;
 }
 
-// Bytes of one landing slot of a one-shot push for `elems` elements: room for the widest
-// dtype (f32) that still fits `limit`, since the dtype is only known at run time and every
-// rank must allocate the same; 0 when not even bf16 fits (then never take the one-shot path).
-inline size_t landing_slot_bytes(int64_t elems, size_t limit) {
-  if (size_t(elems) * 2 > limit) return 0;
-  const size_t widest = size_t(elems) * 4;
-  return size_t(round_up(int64_t(widest < limit ? widest : limit), 16));
+// Bytes of one landing slot of a one-shot push for pieces of `elems` elements of
+// `elem_bytes` each (mgk::dtype_size of the setup descriptor's dtype, ctx->inputs), rounded
+// up to 16; 0 when that exceeds `limit` (then never take the one-shot path).
+inline size_t landing_slot_bytes(int64_t elems, size_t elem_bytes, size_t limit) {
+  const size_t bytes = size_t(elems) * elem_bytes;
+  return bytes > limit ? 0 : size_t(round_up(int64_t(bytes), 16));
 }
 
 // How many blocks of `kernel` (with `threads` threads and `smem` dynamic shared bytes) fit

@@ -143,17 +143,18 @@ Preset::Preset(const nlohmann::json& plan, const RankInfo& info, SymmetricHeap& 
   ck(cudaMalloc(&before_slot_, sizeof(unsigned long long) * std::max<size_t>(in_plans_.size(), 1)), "hash slots");
   owned_.push_back(before_slot_);
 
-  std::vector<std::string> names;
-  std::vector<int64_t> values;
+  SetupArgs setup{info_.rank, info_.world, info_.device, info_.num_sms, info_.comm, {}, {}, {}, {}, &heap, &broker_};
   for (const auto& [k, v] : plan.at("dims").items()) {
-    names.push_back(k);
-    values.push_back(v.get<int64_t>());
+    setup.dim_names.push_back(k);
+    setup.dim_values.push_back(v.get<int64_t>());
   }
-  reference_.setup(info_.rank, info_.world, info_.device, info_.num_sms, info_.comm, names, values, &heap, &broker_);
+  for (const auto& p : in_plans_) setup.inputs.push_back(to_tensor(p, nullptr, nullptr, nullptr));
+  for (const auto& p : out_plans_) setup.outputs.push_back(to_tensor(p, nullptr, nullptr, nullptr));
+  reference_.setup(setup);
   if (candidate_) {
+    setup.nccl_comm = candidate_gets_comm ? info_.comm : nullptr;
     try {
-      candidate_->setup(info_.rank, info_.world, info_.device, info_.num_sms,
-                        candidate_gets_comm ? info_.comm : nullptr, names, values, &heap, &broker_);
+      candidate_->setup(std::move(setup));
     } catch (const std::exception& e) {
       throw SolutionFault(e.what());
     }

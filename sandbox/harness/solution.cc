@@ -68,27 +68,28 @@ void Solution::fail(const char* what, int rc) {
   throw std::runtime_error("the " + role_ + "'s " + what + " returned " + std::to_string(rc) + ": " + msg);
 }
 
-void Solution::setup(int rank, int world, int device, int num_sms, void* nccl_comm,
-                     const std::vector<std::string>& dim_names, const std::vector<int64_t>& dim_values,
-                     SymmetricHeap* heap, BrokerClient* broker) {
+void Solution::setup(SetupArgs args) {
   delete static_cast<HarnessLink*>(ctx_.harness);
+  args_ = std::move(args);
   ctx_ = mgk_ctx{};
   ctx_.abi_version = MGK_ABI_VERSION;
-  ctx_.rank = rank;
-  ctx_.world_size = world;
-  ctx_.device = device;
-  ctx_.num_sms = num_sms;
-  ctx_.nccl_comm = nccl_comm;
-  dim_names_ = dim_names;
-  dim_values_ = dim_values;
+  ctx_.rank = args_.rank;
+  ctx_.world_size = args_.world;
+  ctx_.device = args_.device;
+  ctx_.num_sms = args_.num_sms;
+  ctx_.nccl_comm = args_.nccl_comm;
   dim_name_ptrs_.clear();
-  for (const auto& n : dim_names_) dim_name_ptrs_.push_back(n.c_str());
-  ctx_.num_dims = int(dim_names_.size());
+  for (const auto& n : args_.dim_names) dim_name_ptrs_.push_back(n.c_str());
+  ctx_.num_dims = int(args_.dim_names.size());
   ctx_.dim_names = dim_name_ptrs_.data();
-  ctx_.dim_values = dim_values_.data();
+  ctx_.dim_values = args_.dim_values.data();
+  ctx_.num_inputs = int(args_.inputs.size());
+  ctx_.inputs = args_.inputs.data();
+  ctx_.num_outputs = int(args_.outputs.size());
+  ctx_.outputs = args_.outputs.data();
   ctx_.sym_alloc = sym_alloc_thunk;
   ctx_.host_barrier = host_barrier_thunk;
-  ctx_.harness = new HarnessLink{heap, broker};
+  ctx_.harness = new HarnessLink{args_.heap, args_.broker};
   int rc = setup_(&ctx_);
   if (rc != 0) fail("mgk_setup", rc);
   set_up_ = true;

@@ -9,6 +9,17 @@
 
 namespace mgk::harness {
 
+// What a solution's context holds for one size preset (see mgk_ctx).
+struct SetupArgs {
+  int rank = 0, world = 0, device = 0, num_sms = 0;
+  void* nccl_comm = nullptr;
+  std::vector<std::string> dim_names;
+  std::vector<int64_t> dim_values;
+  std::vector<mgk_tensor> inputs, outputs;  // descriptors: data and peers NULL
+  SymmetricHeap* heap = nullptr;
+  BrokerClient* broker = nullptr;
+};
+
 class Solution {
  public:
   // Loads `path`; `role` is "reference" or "candidate" (for messages). Throws with the
@@ -23,9 +34,7 @@ class Solution {
   bool has_oracle() const { return oracle_ != nullptr; }
 
   // Fills ctx for a preset and calls mgk_setup. Throws with ctx.error on failure.
-  void setup(int rank, int world, int device, int num_sms, void* nccl_comm,
-             const std::vector<std::string>& dim_names, const std::vector<int64_t>& dim_values,
-             SymmetricHeap* heap, BrokerClient* broker);
+  void setup(SetupArgs args);
   void run(const mgk_tensor* in, int n_in, const mgk_tensor* out, int n_out, cudaStream_t s);
   void oracle(const mgk_oracle_args& args, cudaStream_t s);
   void teardown();
@@ -40,9 +49,8 @@ class Solution {
   mgk_teardown_fn teardown_ = nullptr;
   mgk_oracle_fn oracle_ = nullptr;
   mgk_ctx ctx_{};
-  std::vector<std::string> dim_names_;
+  SetupArgs args_;  // owns what ctx_ points to
   std::vector<const char*> dim_name_ptrs_;
-  std::vector<int64_t> dim_values_;
   bool set_up_ = false;
 };
 

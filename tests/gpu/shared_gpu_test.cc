@@ -59,6 +59,16 @@ TEST_F(SharedGpuEval, ExpertVariantsPassWithSharedRanks) {
   }
 }
 
+// The ABI hands mgk_setup a descriptor of every tensor mgk_run will get (dtype included,
+// so workspace can be sized by it); the candidate fails its run on any difference.
+TEST_F(SharedGpuEval, SetupSeesTheTensorsRunGets) {
+  const std::string kernel = (tests_dir() / "gpu/candidates/setup_descriptors.cu").string();
+  for (const char* dtype : {"bf16", "f32"}) {
+    SCOPED_TRACE(dtype);
+    expect_verdict(eval("all_reduce", 2, {kernel, "--dtype", dtype}, "tiny,odd"), "correct");
+  }
+}
+
 TEST_F(SharedGpuEval, WrongValuesAreStillRejected) {
   expect_verdict(eval("all_reduce", 2, {(tests_dir() / "bad_candidates/wrong_values.cu").string()}), "incorrect",
                  "output mismatch");

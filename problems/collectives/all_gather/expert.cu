@@ -96,6 +96,8 @@ struct state {
 MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
   const int64_t elems = mgk::dim(ctx, "N");
   if (elems < 0) return 1;
+  const size_t elt = mgk::input_elem_bytes(ctx, "x");
+  if (elt == 0) return 1;
   auto* st = new state;
   ctx->state = st;
   if (prim::setup_paired_grid(ctx, kRegions, THREADS, BLOCKS, &st->flags, &st->blocks, all_gather_lamport,
@@ -103,7 +105,7 @@ MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
     return 1;
   MGK_CUDA_TRY(ctx, prim::ce_create(&st->ce, CE_STREAMS));
   const size_t one_shot_max = size_t(ONE_SHOT_MAX_KB > LAMPORT_MAX_KB ? ONE_SHOT_MAX_KB : LAMPORT_MAX_KB) * 1024;
-  return st->landing.alloc(ctx, prim::landing_slot_bytes(elems, one_shot_max));
+  return st->landing.alloc(ctx, prim::landing_slot_bytes(elems, elt, one_shot_max));
 }
 
 MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int n_in, const mgk_tensor* out, int n_out,

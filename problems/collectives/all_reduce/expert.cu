@@ -9,8 +9,9 @@
 //    and the receiver sees each vector land (transfer/flagless_push.cuh).
 //    With two ranks (ONE_SHOT_W2=1) the one-shot moves exactly the bytes the two-shot does
 //    (N per direction) and needs no handshake, so it runs at every size, on Lamport slots
-//    (the sums trail the sends, so local work overlaps the link). The slots then cost 20N
-//    bytes per rank (2 parities x 2 sources x N fp32-sized elements + escape flags).
+//    (the sums trail the sends, so local work overlaps the link). The slots then cost
+//    5 x N x elt bytes per rank (2 parities x 2 sources x N elements + a 4-byte escape
+//    flag per 16 bytes): 10N for bf16.
 //  * two-shot, fused (larger): rank r owns 1/W of the vector, pulls that segment from
 //    every rank, sums it, and stores the sum into every rank's y. A start handshake (the
 //    peers' x is ready and their y may be written) and an end handshake (my reads of x_p
@@ -117,6 +118,8 @@ int launch(mgk_ctx* ctx, state& st, const mgk_tensor& x, const mgk_tensor& y, cu
 MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
   const int64_t n = mgk::dim(ctx, "N");
   if (n < 0) return 1;
+  const size_t elt = mgk::input_elem_bytes(ctx, "x");
+  if (elt == 0) return 1;
   auto* st = new state;
   ctx->state = st;
   if (prim::setup_paired_grid(ctx, kRegions, THREADS, BLOCKS, &st->flags, &st->blocks,
@@ -125,7 +128,8 @@ MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
                               all_reduce_two_shot<__nv_bfloat16>, all_reduce_two_shot<float>) != 0)
     return 1;
   const bool any_size = ONE_SHOT_W2 && LAMPORT && ctx->world_size == 2;
-  return st->landing.alloc(ctx, prim::landing_slot_bytes(n, any_size ? SIZE_MAX : size_t(ONE_SHOT_MAX_KB) * 1024));
+  const size_t limit = any_size ? SIZE_MAX : size_t(ONE_SHOT_MAX_KB) * 1024;
+  return st->landing.alloc(ctx, prim::landing_slot_bytes(n, elt, limit));
 }
 
 MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int n_in, const mgk_tensor* out, int n_out,

@@ -76,10 +76,12 @@ MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
   ctx->state = st;
   const int64_t elems = mgk::dim(ctx, "N");
   if (elems < 0) return 1;
+  const size_t elt = mgk::input_elem_bytes(ctx, "x");
+  if (elt == 0) return 1;
   if (prim::setup_paired_grid(ctx, kRegions, THREADS, BLOCKS, &st->flags, &st->blocks, broadcast_lamport,
                               broadcast_pull) != 0)
     return 1;
-  return st->landing.alloc(ctx, prim::landing_slot_bytes(elems, size_t(LAMPORT_MAX_KB) * 1024));
+  return st->landing.alloc(ctx, prim::landing_slot_bytes(elems, elt, size_t(LAMPORT_MAX_KB) * 1024));
 }
 
 MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int n_in, const mgk_tensor* out, int n_out,

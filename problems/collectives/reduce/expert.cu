@@ -93,13 +93,15 @@ int launch(mgk_ctx* ctx, state& st, const mgk_tensor& x, const mgk_tensor& y, cu
 MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
   const int64_t n = mgk::dim(ctx, "N");
   if (n < 0) return 1;
+  const size_t elt = mgk::input_elem_bytes(ctx, "x");
+  if (elt == 0) return 1;
   auto* st = new state;
   ctx->state = st;
   if (prim::setup_paired_grid(ctx, kRegions, THREADS, BLOCKS, &st->flags, &st->blocks,
                               reduce_lamport<__nv_bfloat16>, reduce_lamport<float>,
                               reduce_pull_to_root<__nv_bfloat16>, reduce_pull_to_root<float>) != 0)
     return 1;
-  return st->landing.alloc(ctx, prim::landing_slot_bytes(n, size_t(LAMPORT_MAX_KB) * 1024));
+  return st->landing.alloc(ctx, prim::landing_slot_bytes(n, elt, size_t(LAMPORT_MAX_KB) * 1024));
 }
 
 MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int n_in, const mgk_tensor* out, int n_out,

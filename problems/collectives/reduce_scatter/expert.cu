@@ -9,8 +9,9 @@
 //    land (transfer/flagless_push.cuh).
 //    With two ranks (ONE_SHOT_W2=1) the one-shot moves exactly the bytes the pull does
 //    (C per direction) and needs no handshake, so it runs at every size, on Lamport slots
-//    (the sums trail the sends, so local work overlaps the link). The slots then cost 20C
-//    bytes per rank (2 parities x 2 sources x C fp32-sized elements + escape flags).
+//    (the sums trail the sends, so local work overlaps the link). The slots then cost
+//    5 x C x elt bytes per rank (2 parities x 2 sources x C elements + a 4-byte escape
+//    flag per 16 bytes): 10C for bf16.
 //  * pull (larger): after a start handshake, each rank loads its chunk from every rank's x
 //    and sums it into y; an end handshake keeps every x alive until its readers are done.
 // Block b of every rank pairs with block b of every other rank (grid agreed at setup).
@@ -107,6 +108,8 @@ int launch(mgk_ctx* ctx, state& st, const mgk_tensor& x, const mgk_tensor& y, cu
 MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
   const int64_t c = mgk::dim(ctx, "C");
   if (c < 0) return 1;
+  const size_t elt = mgk::input_elem_bytes(ctx, "x");
+  if (elt == 0) return 1;
   auto* st = new state;
   ctx->state = st;
   if (prim::setup_paired_grid(ctx, kRegions, THREADS, BLOCKS, &st->flags, &st->blocks,
@@ -115,7 +118,8 @@ MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
                               reduce_scatter_pull<__nv_bfloat16>, reduce_scatter_pull<float>) != 0)
     return 1;
   const bool any_size = ONE_SHOT_W2 && LAMPORT && ctx->world_size == 2;
-  return st->landing.alloc(ctx, prim::landing_slot_bytes(c, any_size ? SIZE_MAX : size_t(ONE_SHOT_MAX_KB) * 1024));
+  const size_t limit = any_size ? SIZE_MAX : size_t(ONE_SHOT_MAX_KB) * 1024;
+  return st->landing.alloc(ctx, prim::landing_slot_bytes(c, elt, limit));
 }
 
 MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int n_in, const mgk_tensor* out, int n_out,

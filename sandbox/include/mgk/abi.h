@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MGK_ABI_VERSION 1
+#define MGK_ABI_VERSION 2
 #define MGK_MAX_WORLD 72
 #define MGK_MAX_RANK_DIMS 8
 #define MGK_ERROR_CAPACITY 1024
@@ -73,6 +73,13 @@ struct mgk_ctx {
   int num_dims;
   const char* const* dim_names;
   const int64_t* dim_values;
+  // The tensors mgk_run will be given, in the same order, as this rank will see them
+  // (name, dtype, shape, numel), with data and peers NULL: to size workspace by dtype at
+  // setup. Valid until teardown.
+  int num_inputs;
+  const mgk_tensor* inputs;
+  int num_outputs;
+  const mgk_tensor* outputs;
   // Collective: every rank must call it with the same `bytes`, in the same order. The
   // memory is zero-filled and stays mapped until the harness tears the preset down.
   int (*sym_alloc)(mgk_ctx* ctx, size_t bytes, mgk_sym_buffer* out);

@@ -49,6 +49,17 @@ inline size_t dtype_size(mgk_dtype t) {
 
 inline size_t nbytes(const mgk_tensor& t) { return size_t(t.numel) * dtype_size(t.dtype); }
 
+// Bytes per element of input `name`, from the descriptors mgk_setup gets (ctx->inputs);
+// 0 (and an error message) if there is no such input.
+inline size_t input_elem_bytes(mgk_ctx* ctx, const char* name) {
+  const mgk_tensor* t = find(ctx->inputs, ctx->num_inputs, name);
+  if (!t) {
+    set_error(ctx, "no input named '%s'", name);
+    return 0;
+  }
+  return dtype_size(t->dtype);
+}
+
 }  // namespace mgk
 
 // Return from the enclosing solution function with the CUDA error as ctx->error.
