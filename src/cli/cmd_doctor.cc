@@ -62,8 +62,9 @@ ExitCode run_doctor(const Globals& g) {
       if (p.access) d.ok(pair + (p.native_atomics ? " (native atomics)" : " (no native atomics)"));
       else d.fail(pair + ": not possible", "use GPUs on one NVLink/NVSwitch domain (nvidia-smi topo -m)");
     }
-    if (m.gpus.size() < 2) d.warn("only one GPU visible: timing a multi-GPU kernel needs at least 2; ranks can share this one to check "
-             "correctness (mgk eval ... --gpus 0,0)");
+    if (m.gpus.size() < 2)
+      d.warn("only one GPU visible: timing a multi-GPU kernel needs at least 2; ranks can share this one to "
+             "check correctness (mgk eval ... --gpus 0,0)");
   }
   auto nvls = env("NCCL_NVLS_ENABLE");
   if (nvls && *nvls != "0")
