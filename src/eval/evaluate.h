@@ -35,7 +35,8 @@ struct EvalOptions {
 // True when two ranks of the group are on the same GPU (e.g. --gpus 0,0). The ranks then
 // time-slice the GPU: the candidate is checked (trials, back-to-back calls) but neither run
 // nor timed against NCCL, which refuses such a group. For checking multi-GPU code, at any
-// world size, on a machine with fewer GPUs.
+// world size, on a machine with fewer GPUs: indexing, counts, epochs, deadlocks. Not
+// races: the ranks never run at the same time, so a missing fence can pass here.
 bool ranks_share_gpu(const std::vector<int>& gpus);
 
 // Never throws for anything the kernel did: that is in the verdict. Throws mgk::Error for
