@@ -1,7 +1,8 @@
 // Ranks sharing one GPU (`mgk eval --gpus 0,0,...`): what a machine with fewer GPUs than
 // ranks can check. The ranks' processes time-slice the GPU, so each wait on a peer costs a
 // slice (milliseconds): slow, but the protocols (flags, Lamport slots, credits, handshakes)
-// run at any world size, checked against the oracle. Nothing is timed; NCCL does not run.
+// run at any world size, checked against the oracle (indexing, epochs, deadlocks; not
+// memory-ordering races, since the ranks take turns). Nothing is timed; NCCL does not run.
 // Needs one GPU (ctest label `gpu`).
 #include <gtest/gtest.h>
 
