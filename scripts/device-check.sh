@@ -73,9 +73,11 @@ if want shared; then
     for p in all_reduce all_gather reduce_scatter all_to_all broadcast reduce scatter gather; do
       start=$(date +%s%N)
       "$mgk" eval "collectives/$p" --expert --gpus "$gpus" --size "${SHARED_SIZES:-tiny,small,medium,odd}" --no-store --json \
-        2>>"$out/shared.err" | python3 -c "
-import json,sys; r=json.load(sys.stdin)
-print('  W=%s %-15s %-10s %s' % ('$w', '$p', r['verdict'], r['message'][:160]))" || echo "  W=$w $p: no JSON (see shared.err)"
+        > "$out/shared-$p-$w.json" 2>>"$out/shared.err"
+      python3 -c "
+import json,sys; r=json.load(open(sys.argv[1]))
+print('  W=%s %-15s %-10s %s' % ('$w', '$p', r['verdict'], r['message'][:160]))" "$out/shared-$p-$w.json" 2>/dev/null ||
+        echo "  W=$w $p: no JSON (see shared.err)"
       echo "      ($(( ($(date +%s%N) - start) / 1000000 )) ms)"
     done
   done

@@ -73,6 +73,13 @@ inline size_t landing_slot_bytes(int64_t elems, size_t elem_bytes, size_t limit)
   const size_t bytes = size_t(elems) * elem_bytes;
   return bytes > limit ? 0 : size_t(round_up(int64_t(bytes), 16));
 }
+// The ABI v1 form, kept so that kernels written before setup knew the dtype still build:
+// room for fp32 capped at `limit`, 0 when not even bf16 fits.
+inline size_t landing_slot_bytes(int64_t elems, size_t limit) {
+  if (size_t(elems) * 2 > limit) return 0;
+  const size_t widest = size_t(elems) * 4;
+  return size_t(round_up(int64_t(widest < limit ? widest : limit), 16));
+}
 
 // How many blocks of `kernel` (with `threads` threads and `smem` dynamic shared bytes) fit
 // on the GPU at once. Kernels whose blocks wait on each other (directly or through their

@@ -57,7 +57,7 @@ int serve(const std::string& socket, int rank, int world, int device) {
     if (!preset) throw std::runtime_error("a run before prepare");
     Solution* s = who == "candidate" ? candidate.get() : reference.get();
     if (!s) throw std::runtime_error("no " + who + " loaded");
-    if (s == reference.get() && !info.comm)
+    if ((s == reference.get() || candidate_gets_comm) && !info.comm)
       throw std::runtime_error("the reference needs NCCL, which this group did not initialise (ranks share a GPU)");
     return s;
   };

@@ -39,6 +39,8 @@ MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
     return mgk::set_error(ctx, "setup saw %d inputs and %d outputs", ctx->num_inputs, ctx->num_outputs);
   for (int i = 0; i < ctx->num_inputs; ++i)
     if (ctx->inputs[i].data || ctx->inputs[i].peers) return mgk::set_error(ctx, "an input has data at setup");
+  for (int i = 0; i < ctx->num_outputs; ++i)
+    if (ctx->outputs[i].data || ctx->outputs[i].peers) return mgk::set_error(ctx, "an output has data at setup");
   seen.n_in = ctx->num_inputs;
   seen.n_out = ctx->num_outputs;
   std::memcpy(seen.in, ctx->inputs, sizeof(mgk_tensor) * seen.n_in);
