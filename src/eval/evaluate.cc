@@ -77,14 +77,15 @@ std::vector<int> choose_gpus(const EvalOptions& o, const MachineInfo& m) {
   std::vector<int> gpus = o.gpus;
   if (gpus.empty())
     for (int i = 0; i < o.world_size && i < int(m.gpus.size()); ++i) gpus.push_back(i);
-  std::string all_on_gpu0 = "0";
-  for (int r = 1; r < o.world_size; ++r) all_on_gpu0 += ",0";
-  if (int(gpus.size()) != o.world_size)
+  if (int(gpus.size()) != o.world_size) {
+    std::string all_on_gpu0 = "0";
+    for (int r = 1; r < o.world_size; ++r) all_on_gpu0 += ",0";
     throw UsageError("world size " + std::to_string(o.world_size) + " needs " + std::to_string(o.world_size) +
                      " GPUs, but " + std::to_string(m.gpus.size()) + " are visible" +
                      (o.gpus.empty() ? "" : " / --gpus names " + std::to_string(o.gpus.size())) +
                      " (check CUDA_VISIBLE_DEVICES, lower --world, or to check correctness only, let ranks share a "
                      "GPU: --gpus " + all_on_gpu0 + ")");
+  }
   for (int g : gpus)
     if (g < 0 || g >= int(m.gpus.size()))
       throw UsageError("GPU " + std::to_string(g) + " does not exist here (visible: 0.." +
@@ -266,7 +267,6 @@ EvalResult evaluate(const EvalOptions& o) {
     fs::copy_file(ref.library, cand_lib, fs::copy_options::overwrite_existing);
   }
   const double timeout = o.timeout_seconds;
-  bool all_correct = true;
   try {
     RankGroup group(harness_path(), res.gpus, work);
     if (shared) {  // NCCL refuses two ranks on one GPU, and the reference is not run
@@ -290,10 +290,7 @@ EvalResult evaluate(const EvalOptions& o) {
                    (!o.time || shared || run_timing(group, o, spec, size, sr));
       group.command({{{"cmd", "teardown"}}}, "teardown " + size, std::max(timeout, 60.0));
       res.sizes.push_back(sr);
-      if (!sr.correct) {
-        all_correct = false;
-        break;
-      }
+      if (!sr.correct) break;
     }
   } catch (const HangError& e) {
     res.verdict = Verdict::kTimeout;
@@ -312,7 +309,7 @@ EvalResult evaluate(const EvalOptions& o) {
   }
 
   res.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (!all_correct) {
+  if (!res.sizes.empty() && !res.sizes.back().correct) {  // the loop stops at the first failing size
     const SizeResult& bad = res.sizes.back();
     res.verdict = Verdict::kIncorrect;
     res.message = "incorrect at size " + bad.size + ": " + bad.failure;
