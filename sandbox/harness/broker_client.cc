@@ -1,27 +1,42 @@
 #include "broker_client.h"
 
+#include <unistd.h>
+
 #include <stdexcept>
 
 namespace mgk::harness {
 
-wire::Message BrokerClient::request(const nlohmann::json& body, const std::vector<int>& fds) {
-  nlohmann::json b = body;
-  b["type"] = "req";
-  b["rank"] = rank_;
-  channel_.send(b, fds);
-  wire::Message m = channel_.receive();
-  if (m.body.value("type", "") != "resp" || m.body.value("req", "") != body.value("req", ""))
-    throw std::runtime_error("launcher answered '" + m.body.dump() + "' to request " + body.dump());
-  if (!m.body.value("ok", false))
-    throw std::runtime_error("launcher refused " + body.value("req", "") + ": " + m.body.value("error", ""));
-  return m;
+wire::Command BrokerClient::next_command() {
+  wire::Frame f = wire::receive(channel_);
+  if (auto* c = std::get_if<wire::Command>(&f.body)) return *c;
+  for (int fd : f.fds) ::close(fd);
+  throw std::runtime_error("the launcher sent something other than a command");
+}
+
+void BrokerClient::reply(wire::Reply r) {
+  r.rank = rank_;
+  wire::send(channel_, r);
+}
+
+wire::Frame BrokerClient::request(const wire::Request& r, const std::vector<int>& fds) {
+  wire::send(channel_, r, fds);
+  wire::Frame f = wire::receive(channel_);
+  const auto* resp = std::get_if<wire::Response>(&f.body);
+  if (!resp || resp->kind != r.kind) {
+    for (int fd : f.fds) ::close(fd);
+    throw std::runtime_error("the launcher answered a request out of turn");
+  }
+  if (!resp->ok) {
+    for (int fd : f.fds) ::close(fd);
+    throw std::runtime_error("the launcher refused the request: " + resp->error);
+  }
+  return f;
 }
 
 std::vector<int> BrokerClient::exchange_fd(int fd, size_t bytes) {
-  wire::Message m = request({{"req", "sym_alloc"}, {"bytes", bytes}}, {fd});
-  return m.fds;
+  return request({wire::RequestKind::kSymAlloc, rank_, bytes}, {fd}).fds;
 }
 
-void BrokerClient::barrier() { request({{"req", "barrier"}}); }
+void BrokerClient::barrier() { request({wire::RequestKind::kBarrier, rank_, 0}, {}); }
 
 }  // namespace mgk::harness

@@ -1,12 +1,11 @@
-// The rank's side of the conversation with the launcher (mgk, over a Unix socket):
-// requests that need every rank (symmetric allocation, host barrier) and replies to commands.
+// The trusted rank's side of the conversation with the launcher (mgk, over a Unix socket):
+// commands in, replies and phases out, and the requests that need every rank of the group
+// (symmetric allocation, host barrier).
 #pragma once
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "wire/channel.h"
+#include "wire/protocol.h"
 
 namespace mgk::harness {
 
@@ -14,21 +13,19 @@ class BrokerClient {
  public:
   BrokerClient(wire::Channel channel, int rank) : channel_(std::move(channel)), rank_(rank) {}
 
-  wire::Message next_command() { return channel_.receive(); }
-  void reply(nlohmann::json body) {
-    body["type"] = "reply";
-    body["rank"] = rank_;
-    channel_.send(body);
-  }
+  wire::Command next_command();
+  void reply(wire::Reply r);
   // Tells the launcher what this rank is doing now, so a hang can be named.
-  void phase(const std::string& what) { channel_.send({{"type", "phase"}, {"rank", rank_}, {"phase", what}}); }
+  void phase(const std::string& what) { wire::send(channel_, wire::Phase{rank_, what}); }
 
-  // Sends this rank's descriptor; returns every rank's (index = rank), received as new fds.
+  // Sends this rank's descriptor of a new allocation; returns every rank's (index = rank),
+  // received as new descriptors the caller owns.
   std::vector<int> exchange_fd(int fd, size_t bytes);
   void barrier();
+  int rank() const { return rank_; }
 
  private:
-  wire::Message request(const nlohmann::json& body, const std::vector<int>& fds = {});
+  wire::Frame request(const wire::Request& r, const std::vector<int>& fds);
   wire::Channel channel_;
   int rank_;
 };

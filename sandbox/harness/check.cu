@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "mgk/dtype_table.h"
 #include "mgk/gen.cuh"
 
 namespace mgk::harness {
@@ -78,36 +79,6 @@ __global__ void check_kernel(const void* got, mgk_dtype t, int64_t numel, const 
   }
 }
 
-__device__ uint64_t now_ns() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
-__global__ void barrier_kernel(void* const* flag_peers, int rank, int world, uint64_t epoch) {
-  int t = threadIdx.x;
-  if (t < world) {
-    uint64_t* slot = static_cast<uint64_t*>(flag_peers[t]) + rank;
-    asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(slot), "l"(epoch) : "memory");
-  }
-  if (t < world) {
-    const uint64_t* mine = static_cast<const uint64_t*>(flag_peers[rank]) + t;
-    uint64_t start = now_ns(), v = 0;
-    for (;;) {
-      asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(mine) : "memory");
-      if (v >= epoch) break;
-      if (now_ns() - start > 10ull * 1000 * 1000 * 1000) {
-        printf("mgk-harness: rank %d stalled in the alignment barrier waiting for rank %d "
-               "(want epoch >= %llu, have %llu)\n", rank, t, (unsigned long long)epoch,
-               (unsigned long long)v);
-        __trap();
-      }
-    }
-  }
-}
-
-__global__ void empty_kernel() {}
-
 int grid_for(int64_t n) {
   int64_t blocks = (n + 255) / 256;
   return int(blocks < 1 ? 1 : (blocks > 4096 ? 4096 : blocks));
@@ -123,11 +94,6 @@ void fill_input(const mgk_input_gen& gen, int rank, void* data, int64_t numel, c
   if (numel == 0) return;
   fill_kernel<<<grid_for(numel), 256, 0, s>>>(gen, rank, data, numel);
   throw_if(cudaGetLastError(), "fill_input launch");
-}
-
-void empty_launch(int blocks, int threads, cudaStream_t s) {
-  empty_kernel<<<blocks, threads, 0, s>>>();
-  throw_if(cudaGetLastError(), "empty kernel launch");
 }
 
 void hash_bytes(const void* data, size_t bytes, unsigned long long* out_device, cudaStream_t s) {
@@ -184,35 +150,5 @@ CheckOutcome check_output(const void* got, mgk_dtype dtype, int64_t numel, const
   o.bound = allowed_error(spec, ev, sc);
   return o;
 }
-
-void device_barrier(void* const* flag_peers, int rank, int world, uint64_t epoch, cudaStream_t s) {
-  barrier_kernel<<<1, 128, 0, s>>>(flag_peers, rank, world, epoch);
-  throw_if(cudaGetLastError(), "barrier launch");
-}
-
-std::string dtype_name(mgk_dtype t) {
-  switch (t) {
-    case MGK_BF16: return "bf16";
-    case MGK_F16: return "f16";
-    case MGK_F32: return "f32";
-    case MGK_F64: return "f64";
-    case MGK_I32: return "i32";
-    case MGK_I64: return "i64";
-    case MGK_U8: return "u8";
-  }
-  return "?";
-}
-
-size_t dtype_size(mgk_dtype t) {
-  switch (t) {
-    case MGK_BF16: case MGK_F16: return 2;
-    case MGK_F32: case MGK_I32: return 4;
-    case MGK_F64: case MGK_I64: return 8;
-    case MGK_U8: return 1;
-  }
-  return 0;
-}
-
-bool dtype_is_float(mgk_dtype t) { return t == MGK_BF16 || t == MGK_F16 || t == MGK_F32 || t == MGK_F64; }
 
 }  // namespace mgk::harness

@@ -1,5 +1,5 @@
-// GPU-side judging helpers of the harness: input filling, hashing, poisoning, comparing
-// outputs with the oracle, the cross-GPU alignment barrier and the L2 flush.
+// GPU-side judging helpers of the trusted harness: input filling, hashing, comparing outputs
+// with the oracle.
 #pragma once
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -28,17 +28,5 @@ struct CheckOutcome {
 // dtypes) and `scale` (for kRounding). Synchronous on `s`.
 CheckOutcome check_output(const void* got, mgk_dtype dtype, int64_t numel, const void* expected,
                           const float* scale, const CheckSpec& spec, cudaStream_t s);
-
-// One-block kernel: every rank bumps its slot on every peer's flag array to `epoch`, then
-// waits until all W slots of its own array reach `epoch` (bounded: traps after ~10 s).
-// `flags` is a DEVICE array of W peer pointers to W-slot uint64 arrays (symmetric).
-void device_barrier(void* const* flag_peers, int rank, int world, uint64_t epoch, cudaStream_t s);
-
-// A kernel of `blocks` x `threads` that does nothing: what the timing floor times.
-void empty_launch(int blocks, int threads, cudaStream_t s);
-
-std::string dtype_name(mgk_dtype t);
-size_t dtype_size(mgk_dtype t);
-bool dtype_is_float(mgk_dtype t);
 
 }  // namespace mgk::harness

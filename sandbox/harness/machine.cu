@@ -162,11 +162,19 @@ int probe_main() {
   nlohmann::json j;
   int count = 0;
   cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess) {
-    j["error"] = std::string("cudaGetDeviceCount: ") + cudaGetErrorString(e);
+  // No driver, or a driver that sees no GPU: a machine without GPUs, said cleanly (exit 0,
+  // an empty list and why). Any other failure is a broken installation and exits non-zero,
+  // so that nothing mistakes it for "no GPU here".
+  if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver) {
     j["gpus"] = nlohmann::json::array();
+    j["no_gpu"] = e == cudaErrorNoDevice ? "the CUDA driver sees no GPU" : "no CUDA driver (libcuda.so.1) on this machine";
     std::printf("%s\n", j.dump().c_str());
     return 0;
+  }
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "mgk-harness probe: cudaGetDeviceCount: %s (%s)\n", cudaGetErrorString(e),
+                 cudaGetErrorName(e));
+    return 3;
   }
   int driver = 0, runtime = 0, nccl = 0;
   cudaDriverGetVersion(&driver);

@@ -1,7 +1,8 @@
-// mgk-harness: one process per rank, started by `mgk eval` (src/eval/launcher). It loads
-// the reference and the candidate, and carries out the launcher's commands: init, prepare a
-// size preset, run a correctness trial, run a timing block, tear down. Also
-// `mgk-harness probe` and `mgk-harness calibrate` for `mgk doctor` / `mgk calibrate`.
+// mgk-harness: the trusted process of one rank, started by `mgk eval` (src/eval/launcher).
+// It holds NCCL, the reference and its oracle, and judges every call; the candidate, when
+// there is one, runs in that rank's candidate process (mgk-candidate), which the launcher
+// started in a sandbox and connected to this one (--candidate-fd). Also `mgk-harness probe`
+// and `mgk-harness calibrate` for `mgk doctor` / `mgk calibrate`.
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -11,10 +12,14 @@
 #include <memory>
 #include <string>
 
+#include "candidate_link.h"
 #include "machine.h"
 #include "preset.h"
 
 using namespace mgk::harness;
+using mgk::sandbox::Solution;
+using mgk::sandbox::SolutionFault;
+namespace wire = mgk::wire;
 
 namespace {
 
@@ -45,101 +50,143 @@ const char* arg(int argc, char** argv, const char* name) {
   return nullptr;
 }
 
-int serve(const std::string& socket, int rank, int world, int device) {
-  BrokerClient broker(mgk::wire::connect(socket), rank);
-  RankInfo info{rank, world, device, 0, 0, nullptr};
-  std::unique_ptr<SymmetricHeap> heap;
-  std::unique_ptr<Solution> reference, candidate;
-  std::unique_ptr<Preset> preset;
-  bool candidate_gets_comm = false;
-  // The solution a trial, timing or back-to-back command names, once a preset is prepared.
-  auto solution_for = [&](const std::string& who) -> Solution* {
-    if (!preset) throw std::runtime_error("a run before prepare");
-    Solution* s = who == "candidate" ? candidate.get() : reference.get();
-    if (!s) throw std::runtime_error("no " + who + " loaded");
-    if ((s == reference.get() || candidate_gets_comm) && !info.comm)
+// Which solution a command names, if any.
+std::optional<wire::Who> who_of(const wire::Command& c) {
+  if (auto* t = std::get_if<wire::Trial>(&c)) return t->who;
+  if (auto* t = std::get_if<wire::BackToBack>(&c)) return t->who;
+  if (auto* t = std::get_if<wire::Time>(&c)) return t->who;
+  if (std::holds_alternative<wire::Prepare>(c) || std::holds_alternative<wire::Load>(c)) return wire::Who::kCandidate;
+  return std::nullopt;
+}
+
+class Rank {
+ public:
+  Rank(BrokerClient& broker, int rank, int world, int device, int candidate_fd)
+      : broker_(broker), info_{rank, world, device, 0, 0, nullptr}, candidate_fd_(candidate_fd) {}
+
+  // Carries out one command; false once it said goodbye.
+  bool handle(const wire::Command& c) {
+    wire::Reply r;
+    bool more = std::visit([&](const auto& m) { return on(m, r); }, c);
+    broker_.reply(r);
+    return more;
+  }
+
+ private:
+  bool on(const wire::Whoami&, wire::Reply&) { return true; }
+  bool on(const wire::Exit&, wire::Reply&) {
+    preset_.reset();
+    if (link_) link_->exit();
+    return false;
+  }
+  bool on(const wire::NcclId&, wire::Reply& r) {
+    ncclUniqueId id;
+    nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId");
+    r.nccl_id = hex(&id, sizeof(id));
+    return true;
+  }
+  bool on(const wire::Init& m, wire::Reply& r) {
+    cudaDeviceProp prop;
+    if (cudaSetDevice(info_.device) != cudaSuccess || cudaGetDeviceProperties(&prop, info_.device) != cudaSuccess)
+      throw std::runtime_error("cannot use GPU " + std::to_string(info_.device));
+    info_.num_sms = prop.multiProcessorCount;
+    info_.l2_bytes = size_t(prop.l2CacheSize);
+    if (m.nccl_id) {  // absent when ranks share a GPU: only the candidate runs
+      ncclUniqueId id;
+      unhex(*m.nccl_id, &id, sizeof(id));
+      nccl_check(ncclCommInitRank(&info_.comm, info_.world, id, info_.rank), "ncclCommInitRank");
+    }
+    pool_ = std::make_unique<BufferPool>(broker_, info_.rank, info_.world, info_.device);
+    if (candidate_fd_ >= 0) {
+      link_ = std::make_unique<CandidateLink>(candidate_fd_, broker_, *pool_);
+      candidate_fd_ = -1;
+      link_->init(info_.device);
+    }
+    r.gpu = prop.name;
+    r.sms = prop.multiProcessorCount;
+    return true;
+  }
+  bool on(const wire::Load& m, wire::Reply&) {
+    reference_ = std::make_unique<Solution>(m.reference, "reference", true);
+    slot_ = {};
+    if (m.candidate.empty()) return true;
+    if (m.candidate_is_reference) {
+      // Trusted code: the reference evaluated against itself runs here, with NCCL.
+      local_candidate_ = std::make_unique<Solution>(m.candidate, "candidate", false);
+      slot_ = {local_candidate_.get(), nullptr, true};
+    } else {
+      if (!link_)
+        throw std::runtime_error("a candidate runs only in its own process, and this rank was started without one");
+      link_->load(m.candidate);
+      slot_ = {nullptr, link_.get(), false};
+    }
+    return true;
+  }
+  bool on(const wire::Prepare& m, wire::Reply&) {
+    preset_.reset();
+    if (!reference_) throw std::runtime_error("prepare before load");
+    preset_ = std::make_unique<Preset>(m.plan, info_, *pool_, broker_, *reference_, slot_);
+    return true;
+  }
+  bool on(const wire::Trial& m, wire::Reply& r) {
+    r.verdict = preset_for(m.who).trial(m.who, m.seed);
+    return true;
+  }
+  bool on(const wire::BackToBack& m, wire::Reply& r) {
+    r.verdict = preset_for(m.who).back_to_back(m.who, m.seed, m.calls);
+    return true;
+  }
+  bool on(const wire::Time& m, wire::Reply& r) {
+    TimedBlock b = preset_for(m.who).time(m.who, m.block_seed, m.warmup, m.iterations, m.checked);
+    r.times_us = std::move(b.times_us);
+    r.checked = b.checked;
+    r.verdict = b.verdict;
+    return true;
+  }
+  bool on(const wire::TimeFloor& m, wire::Reply& r) {
+    if (!preset_) throw std::runtime_error("time_floor before prepare");
+    r.times_us = preset_->time_floor(m.warmup, m.iterations);
+    return true;
+  }
+  bool on(const wire::Teardown&, wire::Reply&) {
+    preset_.reset();
+    pool_->release_all();
+    return true;
+  }
+
+  // The prepared preset, checked for a command that runs `who`.
+  Preset& preset_for(wire::Who who) {
+    if (!preset_) throw std::runtime_error("a run before prepare");
+    if (who == wire::Who::kCandidate && !slot_.present()) throw std::runtime_error("no candidate loaded");
+    if ((who == wire::Who::kReference || slot_.gets_comm) && !info_.comm)
       throw std::runtime_error("the reference needs NCCL, which this group did not initialise (ranks share a GPU)");
-    return s;
-  };
+    return *preset_;
+  }
+
+  BrokerClient& broker_;
+  RankInfo info_;
+  int candidate_fd_;
+  std::unique_ptr<BufferPool> pool_;
+  std::unique_ptr<CandidateLink> link_;
+  std::unique_ptr<Solution> reference_, local_candidate_;
+  CandidateSlot slot_;
+  std::unique_ptr<Preset> preset_;
+};
+
+int serve(const std::string& socket, int rank, int world, int device, int candidate_fd) {
+  BrokerClient broker(mgk::wire::connect(socket), rank);
+  Rank self(broker, rank, world, device, candidate_fd);
   for (;;) {
-    mgk::wire::Message m = broker.next_command();
-    std::string cmd = m.body.value("cmd", "");
-    std::string who = m.body.value("who", "");
+    wire::Command c = broker.next_command();
     try {
-      if (cmd == "whoami") {
-        broker.reply({{"ok", true}});
-      } else if (cmd == "exit") {
-        preset.reset();
-        broker.reply({{"ok", true}});
-        return 0;
-      } else if (cmd == "nccl_id") {
-        ncclUniqueId id;
-        nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId");
-        broker.reply({{"ok", true}, {"id", hex(&id, sizeof(id))}});
-      } else if (cmd == "init") {
-        cudaDeviceProp prop;
-        if (cudaSetDevice(device) != cudaSuccess || cudaGetDeviceProperties(&prop, device) != cudaSuccess)
-          throw std::runtime_error("cannot use GPU " + std::to_string(device));
-        info.num_sms = prop.multiProcessorCount;
-        info.l2_bytes = size_t(prop.l2CacheSize);
-        if (m.body.contains("nccl_id")) {  // absent when ranks share a GPU: only the candidate runs
-          ncclUniqueId id;
-          unhex(m.body.at("nccl_id").get<std::string>(), &id, sizeof(id));
-          nccl_check(ncclCommInitRank(&info.comm, world, id, rank), "ncclCommInitRank");
-        }
-        heap = std::make_unique<SymmetricHeap>(broker, rank, world, device);
-        broker.reply({{"ok", true}, {"gpu", prop.name}, {"sms", prop.multiProcessorCount}});
-      } else if (cmd == "load") {
-        reference = std::make_unique<Solution>(m.body.at("reference").get<std::string>(), "reference", true);
-        // Only the reference evaluated against itself may use NCCL as the candidate.
-        candidate_gets_comm = m.body.value("candidate_is_reference", false);
-        if (m.body.contains("candidate") && !m.body["candidate"].is_null()) {
-          try {
-            candidate = std::make_unique<Solution>(m.body["candidate"].get<std::string>(), "candidate", false);
-          } catch (const std::exception& e) {
-            throw SolutionFault(e.what());
-          }
-        }
-        broker.reply({{"ok", true}});
-      } else if (cmd == "prepare") {
-        preset.reset();
-        preset = std::make_unique<Preset>(m.body.at("plan"), info, *heap, broker, *reference, candidate.get(),
-                                          candidate_gets_comm);
-        broker.reply({{"ok", true}});
-      } else if (cmd == "back_to_back") {
-        Solution* s = solution_for(who);
-        nlohmann::json r = preset->back_to_back(*s, m.body.at("seed").get<uint64_t>(), m.body.at("calls").get<int>());
-        r["ok"] = true;
-        broker.reply(r);
-      } else if (cmd == "time_floor") {
-        if (!preset) throw std::runtime_error(cmd + " before prepare");
-        nlohmann::json r = preset->time_floor(m.body.at("warmup").get<int>(), m.body.at("iterations").get<int>());
-        r["ok"] = true;
-        broker.reply(r);
-      } else if (cmd == "trial" || cmd == "time") {
-        Solution* s = solution_for(who);
-        nlohmann::json r;
-        if (cmd == "trial")
-          r = preset->trial(*s, m.body.at("seed").get<uint64_t>());
-        else
-          r = preset->time(*s, m.body.at("seed").get<uint64_t>(), m.body.at("warmup").get<int>(),
-                           m.body.at("iterations").get<int>());
-        r["ok"] = true;
-        broker.reply(r);
-      } else if (cmd == "teardown") {
-        preset.reset();
-        heap->release_all();
-        broker.reply({{"ok", true}});
-      } else {
-        throw std::runtime_error("unknown command '" + cmd + "'");
-      }
+      if (!self.handle(c)) return 0;
     } catch (const SolutionFault& e) {
-      broker.reply({{"ok", false}, {"fault", "solution"}, {"who", who.empty() ? "candidate" : who}, {"error", e.what()}});
-      // A CUDA error in the solution may have broken this context: leave, the launcher
-      // kills the group and starts fresh processes for the next evaluation.
+      broker.reply(wire::failure_reply(rank, wire::Fault::kSolution, who_of(c).value_or(wire::Who::kCandidate), e.what()));
+      // A CUDA error in a solution may have broken this context: leave, the launcher kills
+      // the group and starts fresh processes for the next evaluation.
       if (cudaGetLastError() != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) return 4;
     } catch (const std::exception& e) {
-      broker.reply({{"ok", false}, {"fault", "harness"}, {"error", e.what()}});
+      broker.reply(wire::failure_reply(rank, wire::Fault::kHarness, std::nullopt, e.what()));
       if (cudaDeviceSynchronize() != cudaSuccess) return 4;
     }
   }
@@ -158,16 +205,18 @@ int main(int argc, char** argv) {
   const char* rank = arg(argc, argv, "--rank");
   const char* world = arg(argc, argv, "--world");
   const char* device = arg(argc, argv, "--device");
+  const char* candidate_fd = arg(argc, argv, "--candidate-fd");
   if (!socket || !rank || !world || !device) {
     std::fprintf(stderr,
-                 "usage: mgk-harness --socket PATH --rank R --world W --device D\n"
+                 "usage: mgk-harness --socket PATH --rank R --world W --device D [--candidate-fd FD]\n"
                  "       mgk-harness probe\n"
                  "       mgk-harness calibrate [--gpus 0,1,...]\n"
                  "(started by 'mgk eval'; not meant to be run by hand)\n");
     return 64;
   }
   try {
-    return serve(socket, std::atoi(rank), std::atoi(world), std::atoi(device));
+    return serve(socket, std::atoi(rank), std::atoi(world), std::atoi(device),
+                 candidate_fd ? std::atoi(candidate_fd) : -1);
   } catch (const mgk::wire::ClosedError&) {
     return 0;  // the launcher went away: nothing left to do
   } catch (const std::exception& e) {

@@ -1,39 +1,27 @@
-// One size preset on one rank: the buffers (input sets, outputs, snapshots, oracle
-// results), the two solutions set up for it, and the two things the launcher asks of it:
-// a correctness trial and a timing block.
+// One size preset on one trusted rank: the buffers (two input sets, outputs, snapshots, the
+// oracle's results), the solutions set up for it, and what the launcher asks of it: a
+// correctness trial, back-to-back calls, a timing block, the timing floor.
+//
+// The reference runs here, in this process. The candidate runs in the candidate process
+// (CandidateLink), which maps the very buffers this process made and sees nothing else: the
+// oracle's results, the comparison and the choice of which timed calls are checked stay
+// here. Every call of either goes through the same protocol (sandbox/core/call.h).
 #pragma once
 #include <cuda_runtime.h>
 #include <nccl.h>
 
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "call.h"
+#include "candidate_link.h"
 #include "check.h"
 #include "solution.h"
 #include "symmetric.h"
+#include "wire/protocol.h"
 
 namespace mgk::harness {
-
-// An error caused by the solution (its setup/run failed, or a CUDA error surfaced while
-// waiting for its work), as opposed to a failure of the harness itself.
-struct SolutionFault : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-struct TensorPlan {
-  std::string name;
-  mgk_dtype dtype;
-  std::vector<int64_t> shape;
-  int64_t numel = 0;
-  bool symmetric = false;
-  size_t alloc_bytes = 0;  // symmetric: the same on every rank (max over ranks)
-  mgk_input_gen gen{};     // inputs: distribution (seed filled per trial)
-  CheckSpec check;         // outputs
-};
 
 struct RankInfo {
   int rank, world, device, num_sms;
@@ -41,82 +29,84 @@ struct RankInfo {
   ncclComm_t comm;
 };
 
-// Start and end events of a run of timed iterations (destroyed with it).
-struct EventPairs {
-  explicit EventPairs(int n);
-  ~EventPairs();
-  EventPairs(const EventPairs&) = delete;
-  EventPairs& operator=(const EventPairs&) = delete;
-  // Event-to-event times in microseconds, the first `skip` (warm-up) left out.
-  std::vector<double> elapsed_us(int skip) const;
-  std::vector<cudaEvent_t> start, end;
+// A timing block's outcome on this rank.
+struct TimedBlock {
+  std::vector<double> times_us;  // the timed iterations (warm-up left out)
+  int checked = 0;               // calls whose outputs were judged
+  wire::Verdict verdict;         // the first failure among them, if any
+};
+
+// Where the candidate runs: in this process (only the reference evaluated against itself,
+// trusted code) or in the candidate process.
+struct CandidateSlot {
+  sandbox::Solution* local = nullptr;
+  CandidateLink* remote = nullptr;
+  bool gets_comm = false;  // the reference as candidate uses NCCL too
+  bool present() const { return local || remote; }
 };
 
 class Preset {
  public:
   // Allocates everything (collectively) and sets up the solutions, reference first.
-  Preset(const nlohmann::json& plan, const RankInfo& info, SymmetricHeap& heap, BrokerClient& broker,
-         Solution& reference, Solution* candidate, bool candidate_gets_comm);
+  Preset(const wire::PresetPlan& plan, const RankInfo& info, BufferPool& pool, BrokerClient& broker,
+         sandbox::Solution& reference, CandidateSlot candidate);
   ~Preset();
 
-  // Fresh inputs from `seed`, poisoned outputs, one call, then every check. Returns
-  // {"correct": bool, "failure": "...", "mismatch": {...}}.
-  nlohmann::json trial(Solution& who, uint64_t seed);
+  // Fresh inputs from `seed`, poisoned outputs, one aligned call, then every check.
+  wire::Verdict trial(wire::Who who, uint64_t seed);
   // `calls` calls in a row with no barrier between them, as a training loop makes them:
-  // before each, fresh inputs (from `seed`) are written on the stream right behind the
-  // previous call, alternating between the two input sets (so a call's inputs are only
-  // rewritten once this rank's next call has finished), and the host waits only for this
-  // rank's stream to judge each call's outputs. A solution that leans on the barriers of
-  // the other checks (no start handshake, slots reused while a slower peer still reads
-  // them, a rank that runs calls ahead) fails or hangs here. Every rank makes every call
-  // even after a failure; the first failure is reported.
-  nlohmann::json back_to_back(Solution& who, uint64_t seed, int calls);
-  // Timed iterations, each on freshly drawn inputs (seeds derived from `block_seed`), with
-  // L2 evicted and the GPUs aligned before each; the last iteration's outputs are checked.
-  nlohmann::json time(Solution& who, uint64_t block_seed, int warmup, int iterations);
-  // The timing floor: the same protocol around an empty kernel of one block per SM (as
-  // wide as most solutions launch). No solution can measure below it, so it tells how
-  // much of a small message's time is the harness's and the launch's. {"times_us": [...]}
-  nlohmann::json time_floor(int warmup, int iterations);
+  // before each, fresh inputs (from `seed`) are written once this rank's previous call has
+  // finished, alternating between the two input sets (so a call's inputs are only rewritten
+  // once this rank's next call has finished), and each call's outputs are judged. A solution
+  // that leans on the alignment of the other checks (no start handshake, slots reused while
+  // a slower peer still reads them, a rank that runs calls ahead) fails or hangs here. Every
+  // rank makes every call even after a failure; the first failure is reported.
+  wire::Verdict back_to_back(wire::Who who, uint64_t seed, int calls);
+  // warmup + iterations aligned calls, each on freshly drawn inputs (seeds derived from
+  // `block_seed`); the outputs of the calls listed in `checked` are judged (inputs hashed
+  // before and after them, the oracle run afterwards, outside the timed window). Every rank
+  // makes every call; the first failure is reported.
+  TimedBlock time(wire::Who who, uint64_t block_seed, int warmup, int iterations, const std::vector<int>& checked);
+  // The timing floor: the same protocol around an empty kernel of one block per SM (as wide
+  // as most solutions launch). No solution can measure below it.
+  std::vector<double> time_floor(int warmup, int iterations);
   static constexpr int kFloorThreads = 512;
 
  private:
-  // The timing protocol (barrier, fresh inputs, poisoned outputs, L2 flush, barrier,
-  // events around `call`) once per event pair; *last_seed: the last iteration's inputs.
-  void timed_loop(const std::function<void()>& call, uint64_t block_seed, EventPairs& events, uint64_t* last_seed);
-  // One call of `who` on input set `set`; its outputs are snapshotted device-side the moment
-  // the stream finishes it, then the host waits (errors count as the solution's, `when`).
-  void call_and_snapshot(Solution& who, int set, const char* when);
-  void fill_inputs(int set, uint64_t seed);
-  void poison_outputs(cudaStream_t s);
-  std::vector<unsigned long long> hash_inputs();
-  void hash_inputs_async(unsigned long long* slots);  // one slot per input tensor
+  static constexpr int kInputSets = 2;
+  // One call of `who` on input set `set` (aligned or back to back); its time in µs.
+  double call(wire::Who who, int set, bool aligned);
+  // Fresh inputs into `set`, outputs poisoned, this process's work finished.
+  void stage(int set, uint64_t seed, bool poison);
+  std::vector<unsigned long long> hash_inputs(int set);
   std::vector<mgk_input_gen> gens_for(uint64_t seed) const;
-  // Runs the oracle for input set `set` drawn from `seed`, checks the snapshot (and, when
-  // it fails, the live outputs, to tell a mismatch from unjoined work), wipes the oracle.
-  nlohmann::json judge(int set, uint64_t seed);
-  nlohmann::json compare(const std::vector<void*>& got);
-  void snapshot_after(cudaEvent_t done);
+  // Hash check (when `before` is given), then the oracle for `set` drawn from `seed`: the
+  // snapshot is checked (and, when it fails, the live outputs, to tell a mismatch from
+  // unjoined work); the oracle's results are wiped right after.
+  wire::Verdict judge(int set, uint64_t seed, const std::vector<unsigned long long>* before);
+  std::optional<wire::Mismatch> compare(const std::vector<void*>& got);
+  sandbox::SetupArgs setup_args() const;
 
   RankInfo info_;
   BrokerClient& broker_;
-  Solution& reference_;
-  Solution* candidate_;
-  std::vector<TensorPlan> in_plans_, out_plans_;
-  // [set][tensor]: set 0 for trials and timing; back_to_back alternates 0 and 1.
-  static constexpr int kInputSets = 2;
-  std::vector<std::vector<mgk_tensor>> inputs_;
+  sandbox::Solution& reference_;
+  CandidateSlot candidate_;
+  std::vector<wire::TensorPlan> in_plans_, out_plans_;
+  std::vector<wire::Dim> dims_;
+  std::vector<std::vector<const SharedBuffer*>> input_buffers_;  // [set][tensor]
+  std::vector<const SharedBuffer*> output_buffers_, snapshot_buffers_;
+  std::vector<std::vector<mgk_tensor>> inputs_;  // [set][tensor], as this process sees them
   std::vector<mgk_tensor> outputs_;
-  std::vector<void*> owned_;                     // cudaMalloc'd buffers to free
-  std::vector<void*> snapshots_, expected_;
+  std::vector<sandbox::OutputBuffers> output_io_;
+  std::vector<void*> owned_;  // cudaMalloc'd buffers only this process sees
+  std::vector<void*> expected_;
   std::vector<float*> scales_;
-  const SymAllocation* flags_ = nullptr;
-  uint64_t epoch_ = 0;
-  void* flush_ = nullptr;
-  size_t flush_bytes_ = 0;
+  const SharedBuffer* reference_flags_ = nullptr;
+  const SharedBuffer* candidate_flags_ = nullptr;
+  std::unique_ptr<sandbox::CallSite> site_;  // the reference's (and the floor's) calls
   unsigned long long* hash_slot_ = nullptr;
-  unsigned long long* before_slot_ = nullptr;
-  cudaStream_t stream_ = nullptr, side_ = nullptr;
+  cudaStream_t stream_ = nullptr;  // staging and judging
+  bool candidate_set_up_ = false;
 };
 
 }  // namespace mgk::harness

@@ -1,39 +1,42 @@
-// Symmetric memory through CUDA's virtual memory management API: each rank creates a
-// physical allocation, exports it as a POSIX file descriptor, the launcher passes every
-// rank's descriptor to every rank, and each rank maps all of them into its address space.
+// The trusted rank's device buffers that other processes map: symmetric ones (the same size
+// on every rank, every rank's mapped on every GPU of the group, exchanged through the
+// launcher) and private ones (this rank's alone). Every buffer keeps its descriptors, one
+// per rank, so that the candidate process can be given the very same memory.
 #pragma once
-#include <cuda.h>
-
 #include <cstddef>
 #include <deque>
 #include <vector>
 
 #include "broker_client.h"
+#include "driver.h"
+#include "vmm.h"
 
 namespace mgk::harness {
 
-struct SymAllocation {
-  std::vector<void*> host_peers;  // [world]; host_peers[rank] is local
-  void** device_peers = nullptr;  // cudaMalloc'd copy of host_peers
-  size_t bytes = 0;               // as requested
-  size_t mapped = 0;              // rounded up to the granularity
-  std::vector<CUmemGenericAllocationHandle> handles;
+struct SharedBuffer {
+  sandbox::Mapping mapping;  // as mapped here
+  std::vector<int> fds;      // index = rank (one for a private buffer); closed with the pool
+  bool symmetric = false;
 };
 
-class SymmetricHeap {
+class BufferPool {
  public:
-  SymmetricHeap(BrokerClient& broker, int rank, int world, int device)
+  BufferPool(BrokerClient& broker, int rank, int world, int device)
       : broker_(broker), rank_(rank), world_(world), device_(device) {}
-  ~SymmetricHeap() { release_all(); }
+  ~BufferPool() { release_all(); }
+  BufferPool(const BufferPool&) = delete;
+  BufferPool& operator=(const BufferPool&) = delete;
 
   // Collective: every rank calls with the same bytes. Zero-filled, visible to every GPU.
-  const SymAllocation& allocate(size_t bytes);
+  const SharedBuffer& symmetric(size_t bytes);
+  // This rank's alone (but exportable): zero-filled.
+  const SharedBuffer& private_buffer(size_t bytes);
   void release_all();
 
  private:
   BrokerClient& broker_;
   int rank_, world_, device_;
-  std::deque<SymAllocation> allocations_;  // deque: references stay valid
+  std::deque<SharedBuffer> buffers_;  // deque: references stay valid
 };
 
 }  // namespace mgk::harness

@@ -9,16 +9,12 @@
 #define MGK_HD
 #endif
 
+#include "wire/check_spec.h"
+
 namespace mgk::harness {
 
-enum class CheckKind { kExact = 0, kRounding = 1, kAllclose = 2 };
-
-struct CheckSpec {
-  CheckKind kind = CheckKind::kExact;
-  double factor = 1;  // rounding: factor * unit_roundoff * scale
-  double unit_roundoff = 0;
-  double atol = 0, rtol = 0;
-};
+using wire::CheckKind;
+using wire::CheckSpec;
 
 // The largest |got - expected| allowed for a float element. For kRounding `scale` is what
 // the oracle says the rounding error scales with (a sum: the sum of |terms|); the tiny

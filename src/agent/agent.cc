@@ -252,7 +252,7 @@ Agent::StepResult Agent::execute_shell(const std::string& reply_text) {
   ParsedReply parsed = parse_shell_reply(reply_text);
   if (!parsed.ok) return format_error(parsed.problem, true);
   format_errors_in_a_row_ = 0;
-  runner::ProcessResult ran = runner_->run_shell(parsed.code);
+  process::ProcessResult ran = runner_->run_shell(parsed.code);
   if (is_submission(parsed.code, ran.output)) {
     exit_ = ExitReason::kSubmitted;
     return {"submit", "submitted", std::nullopt, "", std::nullopt};

@@ -6,7 +6,8 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "common/env.h"
-#include "common/subprocess.h"
+#include "common/env.h"
+#include "process/run.h"
 #include "eval/compile.h"
 #include "eval/machine.h"
 
@@ -33,7 +34,7 @@ std::string version_line(const std::string& out) {
 ExitCode run_doctor(const Globals& g) {
   Doctor d;
   try {
-    auto r = run_process({eval::nvcc_path(), "--version"}, std::chrono::seconds(30));
+    auto r = process::run_tool({eval::nvcc_path(), "--version"}, std::chrono::seconds(30));
     if (r.exit_code == 0) d.ok("nvcc: " + eval::nvcc_path() + " (" + version_line(r.output) + ")");
     else d.fail("nvcc: " + eval::nvcc_path() + " does not run", "install the CUDA toolkit or set MGK_NVCC");
   } catch (const Error& e) {

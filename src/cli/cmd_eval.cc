@@ -36,8 +36,8 @@ ExitCode exit_code_for(eval::Verdict v) {
 
 void record(const Globals& g, const EvalArgs& a, const eval::EvalOptions& o, const eval::EvalResult& r) {
   auto store = open_store(g);
-  std::string hash = store.put_kernel(
-      read_file(o.kernel_is_reference ? problems::load(o.problem).reference_path() : o.kernel, "kernel file"));
+  // The bytes the evaluator compiled, not the file as it is now (it may have been edited).
+  std::string hash = store.put_kernel(r.source);
   int64_t run = store.begin_run({"eval", "", {{"problem", o.problem}, {"kernel", a.kernel}, {"world", o.world_size}}});
   auto rec = store::EvaluationRecord::from_result(r.to_json(), hash);
   rec.run_id = run;

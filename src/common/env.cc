@@ -26,4 +26,10 @@ std::filesystem::path database_path(const std::optional<std::string>& explicit_p
   return std::filesystem::current_path() / "mgk.db";
 }
 
+std::filesystem::path self_dir() {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::filesystem::current_path() : p.parent_path();
+}
+
 }  // namespace mgk

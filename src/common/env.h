@@ -16,6 +16,9 @@ std::filesystem::path root_dir();
 // Per-user state (compile cache, sandboxes): $MGK_HOME, else ./.mgk in the working dir.
 std::filesystem::path home_dir();
 
+// Directory of the running executable (/proc/self/exe), to find mgk-harness beside mgk.
+std::filesystem::path self_dir();
+
 // The SQLite store: explicit path if given, else $MGK_DB, else ./mgk.db.
 std::filesystem::path database_path(const std::optional<std::string>& explicit_path = {});
 

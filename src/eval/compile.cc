@@ -6,14 +6,18 @@
 #include <fstream>
 #include <mutex>
 #include <regex>
-#include <sstream>
 
 #include "common/env.h"
 #include "common/error.h"
 #include "common/file.h"
 #include "common/hash.h"
-#include "common/subprocess.h"
+#include "common/interrupt.h"
+#include "eval/imports.h"
+#include "eval/source_policy.h"
 #include "problems/catalog.h"
+#include "process/output.h"
+#include "process/run.h"
+#include "runner/environment.h"
 
 namespace mgk::eval {
 
@@ -21,43 +25,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Comments blanked out, so prose ("faster than NCCL") is not code; string and char literals
-// too unless `keep_strings` (inline PTX lives in strings).
-std::string strip_comments(const std::string& s, bool keep_strings) {
-  std::string out;
-  out.reserve(s.size());
-  enum { kCode, kLine, kBlock, kStr, kChr } st = kCode;
-  for (size_t i = 0; i < s.size(); ++i) {
-    char c = s[i], n = i + 1 < s.size() ? s[i + 1] : '\0';
-    switch (st) {
-      case kCode:
-        if (c == '/' && n == '/') st = kLine, ++i;
-        else if (c == '/' && n == '*') st = kBlock, ++i;
-        else if (c == '"') st = kStr, out += keep_strings ? c : ' ';
-        else if (c == '\'') st = kChr, out += keep_strings ? c : ' ';
-        else out += c;
-        break;
-      case kLine:
-        if (c == '\n') st = kCode, out += '\n';
-        break;
-      case kBlock:
-        if (c == '*' && n == '/') st = kCode, ++i, out += ' ';
-        else if (c == '\n') out += '\n';
-        break;
-      case kStr:
-      case kChr:
-        if (keep_strings) out += c;
-        if (c == '\\') {
-          if (keep_strings && i + 1 < s.size()) out += s[i + 1];
-          ++i;
-        } else if ((st == kStr && c == '"') || (st == kChr && c == '\'')) {
-          st = kCode;
-        }
-        break;
-    }
-  }
-  return out;
-}
+constexpr size_t kMaxSourceBytes = size_t(4) << 20;
 
 std::string tree_digest(const fs::path& dir) {
   if (!fs::is_directory(dir)) return "";
@@ -70,17 +38,76 @@ std::string tree_digest(const fs::path& dir) {
   return h.hex();
 }
 
+// nvcc with only what decides where the toolkit and the host compiler are.
+process::ProcessResult run_nvcc(const std::vector<std::string>& argv, const fs::path& cwd) {
+  process::RunSpec spec;
+  spec.argv = argv;
+  spec.env = runner::scrubbed_environment(process::current_environment(), {}, cwd, runner::EnvPolicy::kCompiler);
+  spec.working_dir = cwd;
+  spec.timeout_s = 300;
+  spec.limits = process::Limits{0, 0, 0, 0};
+  spec.cancel = &interrupt_flag();
+  spec.output_limit = size_t(64) << 20;
+  spec.output_keep = size_t(32) << 20;
+  return process::run(spec);
+}
+
 std::string nvcc_version() {
   static std::once_flag once;
   static std::string v;
   std::call_once(once, [] {
     try {
-      v = run_process({nvcc_path(), "--version"}, std::chrono::seconds(30)).output;
+      v = run_nvcc({nvcc_path(), "--version"}, fs::temp_directory_path()).output;
     } catch (const Error&) {
       v = "";
     }
   });
   return v;
+}
+
+// Where the trusted headers live: lines from them are not judged.
+std::vector<fs::path> trusted_dirs(const fs::path& root) {
+  std::vector<fs::path> dirs = {root / "sandbox/include", root / "primitives", "/usr/include", "/usr/lib/gcc",
+                                "/usr/local/include", "/usr/local/cuda", "/opt/nvidia"};
+  const fs::path nvcc = fs::weakly_canonical(nvcc_path());
+  if (nvcc.has_parent_path()) dirs.push_back(nvcc.parent_path().parent_path());  // the toolkit nvcc belongs to
+  return dirs;
+}
+
+// A private working directory under the cache, removed when done (Ctrl-C included).
+struct WorkDir {
+  fs::path path;
+  explicit WorkDir(const fs::path& parent) {
+    fs::create_directories(parent);
+    std::string tmpl = (parent / "build-XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) throw Error("cannot create a build directory under " + parent.string());
+    path = tmpl;
+  }
+  ~WorkDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+void write_bytes(const fs::path& p, const std::string& bytes) {
+  std::ofstream out(p, std::ios::binary);
+  out << bytes;
+  if (!out) throw Error("cannot write " + p.string());
+}
+
+// nvcc names the staged copy; the user knows the file by the path they gave.
+std::string as_given(std::string text, const fs::path& staged, const fs::path& given) {
+  const std::string from = staged.string(), to = given.string();
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+std::string read_ptx(const fs::path& dir) {
+  std::string all;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".ptx") all += read_file(e.path(), "generated PTX");
+  return all;
 }
 
 }  // namespace
@@ -93,63 +120,95 @@ std::string nvcc_path() {
   return "nvcc";
 }
 
-std::string policy_violation(const std::string& source, bool is_reference) {
-  const std::string code_only = strip_comments(source, false);
-  const std::string code_and_strings = strip_comments(source, true);
-  struct Rule {
-    const char* pattern;
-    const char* why;
-    bool applies_to_references;
-    bool look_in_strings;  // inline PTX is a string
-  };
-  static const Rule rules[] = {
-      {R"(multimem\.|cuMulticast|NVLS)", "NVLink multicast (multimem PTX, cuMulticast*) is off on these machines and must stay off", true, true},
-      {R"(\bnccl\w*)", "candidates may not call NCCL: the task is to replace it", false, false},
-      {R"(\bdl(open|sym|mopen)\b)", "candidates may not load other code at run time", false, false},
-      {R"(\bmgk_oracle\b)", "candidates may not define or call the oracle", false, false},
-      {R"(\bcudaDeviceReset\b)", "resetting the device destroys the harness's state", true, false},
-  };
-  for (const auto& r : rules) {
-    if (is_reference && !r.applies_to_references) continue;
-    const std::string& code = r.look_in_strings ? code_and_strings : code_only;
-    std::smatch m;
-    if (std::regex_search(code, m, std::regex(r.pattern, std::regex::icase))) {
-      size_t line = 1 + std::count(code.begin(), code.begin() + m.position(0), '\n');
-      return "line " + std::to_string(line) + ": '" + m.str(0) + "': " + r.why;
-    }
+std::pair<std::string, std::string> read_kernel_source(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw UsageError("no such kernel file: " + path.string());
+  if (fs::is_directory(path, ec)) throw UsageError(path.string() + " is a directory, not a kernel file (.cu)");
+  if (!fs::is_regular_file(path, ec)) throw UsageError(path.string() + " is not a regular file");
+  if (fs::file_size(path, ec) > kMaxSourceBytes)
+    return {"", path.filename().string() + " is larger than 4 MiB: not a kernel source"};
+  std::string bytes = read_file(path, "kernel file", ExitCode::kUsage);
+  if (bytes.empty()) return {bytes, path.filename().string() + " is empty"};
+  const std::string valid = process::to_valid_utf8(bytes);
+  if (valid != bytes) {
+    size_t at = 0;
+    while (at < bytes.size() && at < valid.size() && bytes[at] == valid[at]) ++at;
+    return {"", path.filename().string() + " is not UTF-8 text (the first invalid byte is at offset " +
+                    std::to_string(at) + "): save it as UTF-8"};
   }
-  return "";
+  if (bytes.find('\0') != std::string::npos) return {"", path.filename().string() + " contains NUL bytes: not a source file"};
+  return {bytes, ""};
 }
 
 CompileResult compile(const CompileRequest& req) {
+  install_interrupt_handler();
   CompileResult r;
-  std::string source = read_file(req.source, "kernel file", ExitCode::kUsage);
-  r.policy_violation = policy_violation(source, req.is_reference);
-  if (!r.policy_violation.empty()) {
-    r.log = req.source.string() + ": refused: " + r.policy_violation;
+  auto [source, unreadable] = read_kernel_source(req.source);
+  if (!unreadable.empty()) {
+    r.unreadable = unreadable;
+    r.log = unreadable;
     return r;
   }
-  std::string arch = req.arch.empty() ? "sm_90a" : req.arch;
-  std::string arch_num = arch.substr(3);  // "90a"
-  fs::path root = root_dir();
+  r.source = std::move(source);
+  r.source_sha256 = sha256_hex(r.source);
+
+  const fs::path root = root_dir();
+  const std::string arch = req.arch.empty() ? "sm_90a" : req.arch;
+  const std::string arch_num = arch.substr(3);  // "90a"
+  // Candidates and references alike link the CUDA runtime shared: the process's one runtime
+  // is used, and a candidate's imports are its own, not the statically linked runtime's.
   std::vector<std::string> flags = {"-std=c++20", "-O3", "-shared", "-Xcompiler", "-fPIC", "-lineinfo",
-                                    "--expt-relaxed-constexpr", "--extended-lambda",
+                                    "--expt-relaxed-constexpr", "--extended-lambda", "-cudart", "shared",
                                     "-gencode=arch=compute_" + arch_num + ",code=sm_" + arch_num,
-                                    "-I" + (root / "sandbox/include").string(), "-I" + (root / "primitives").string()};
+                                    "-I" + (root / "sandbox/include").string(), "-I" + (root / "primitives").string(),
+                                    "-I" + fs::absolute(req.source).parent_path().string()};
   if (!req.problem_dir.empty()) flags.push_back("-I" + req.problem_dir.string());
   for (const auto& d : req.defines) flags.push_back("-D" + d);
   for (const auto& f : req.extra_flags) flags.push_back(f);
   std::vector<std::string> libs = {"-lcublas"};
   if (req.is_reference) libs.push_back("-lnccl");
 
+  // The exact bytes read above are what nvcc sees: a copy, under the name the user knows,
+  // at a path that depends only on the bytes (the preprocessor writes it into its output,
+  // which the cache key hashes).
+  const fs::path cache = home_dir() / "cache";
+  WorkDir work(cache / "tmp");
+  const fs::path staged = cache / "src" / r.source_sha256.substr(0, 2) / r.source_sha256 / req.source.filename();
+  if (!fs::exists(staged)) {
+    fs::create_directories(staged.parent_path());
+    const fs::path tmp = work.path / "staged";
+    write_bytes(tmp, r.source);
+    fs::rename(tmp, staged);
+  }
+
+  std::vector<std::string> pre = {nvcc_path(), "-E"};
+  pre.insert(pre.end(), flags.begin(), flags.end());
+  pre.insert(pre.end(), {staged.string(), "-o", (work.path / "preprocessed.ii").string()});
+  process::ProcessResult p = run_nvcc(pre, work.path);
+  if (p.cancelled) throw Interrupted();
+  if (p.exit_code != 0) {
+    r.log = as_given(p.output, staged, req.source);
+    r.seconds = p.wall_seconds;
+    return r;
+  }
+  const std::string preprocessed = read_file(work.path / "preprocessed.ii", "preprocessed source");
+  if (auto v = check_preprocessed(preprocessed, trusted_dirs(root), req.is_reference)) {
+    if (v->file == staged.string()) v->file = req.source.string();
+    r.refusal = v->describe();
+    r.log = req.source.string() + ": refused: " + r.refusal;
+    return r;
+  }
+
+  // The key covers everything the host pass included (the preprocessed text) and the
+  // trusted headers whole (their device-only branches do not show in the host pass).
   Sha256 key;
-  key.update(source).update("\0flags:");
+  key.update(preprocessed).update("\0flags:");
   for (const auto& f : flags) key.update(f).update("\0");
   for (const auto& l : libs) key.update(l).update("\0");
   key.update(nvcc_version()).update(tree_digest(root / "sandbox/include")).update(tree_digest(root / "primitives"));
-  r.key = key.hex();
+  r.build_key = key.hex();
 
-  fs::path dir = home_dir() / "cache" / r.key.substr(0, 2) / r.key;
+  const fs::path dir = cache / r.build_key.substr(0, 2) / r.build_key;
   r.library = dir / "kernel.so";
   if (fs::exists(r.library)) {
     r.ok = true;
@@ -157,25 +216,59 @@ CompileResult compile(const CompileRequest& req) {
     r.log = fs::exists(dir / "compile.log") ? read_file(dir / "compile.log", "compile log") : "";
     return r;
   }
+
+  const fs::path built = work.path / "kernel.so";
+  std::vector<std::string> argv = {nvcc_path(), "--keep", "--keep-dir", work.path.string()};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.insert(argv.end(), {"-o", built.string(), staged.string()});
+  argv.insert(argv.end(), libs.begin(), libs.end());
+  p = run_nvcc(argv, work.path);
+  r.seconds = p.wall_seconds;
+  r.log = as_given(p.output, staged, req.source);
+  if (p.cancelled) throw Interrupted();
+  if (p.timed_out) r.log += "\nnvcc did not finish within 5 minutes";
+  if (p.exit_code != 0) return r;
+
+  auto refuse = [&](const std::string& why) {
+    r.refusal = why;
+    r.log += (r.log.empty() ? "" : "\n") + req.source.string() + ": refused: " + why;
+    return r;
+  };
+  if (auto v = check_ptx(read_ptx(work.path), req.source.filename().string() + " (generated PTX)"))
+    return refuse(v->describe());
+  const ElfLinkage linkage = read_linkage(built);
+  if (auto missing = missing_abi_export(linkage))
+    return refuse("the library does not export '" + *missing +
+                  "' (define it with MGK_EXPORT, i.e. extern \"C\" and default visibility)");
+  if (!req.is_reference) {
+    if (auto bad = check_imports(linkage)) {
+      if (bad->is_library) return refuse("it links " + bad->symbol + ": " + bad->why);
+      const std::string name = demangle(bad->symbol);
+      // Where the call is, when the text names it: the first call of it outside comments.
+      std::string where;
+      const std::string base = name.substr(0, name.find('('));
+      const std::string ident = base.substr(base.rfind(':') == std::string::npos ? 0 : base.rfind(':') + 1);
+      const std::string code = strip_comments(r.source, false);
+      std::smatch m;
+      const bool plain = !ident.empty() && std::all_of(ident.begin(), ident.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+      });
+      if (plain && std::regex_search(code, m, std::regex("\\b" + ident + "\\s*\\(")))
+        where = req.source.filename().string() + ":" +
+                std::to_string(1 + std::count(code.begin(), code.begin() + m.position(0), '\n')) + ": ";
+      return refuse(where + "the built library imports '" + name + "': " + bad->why);
+    }
+    if (auto sys = raw_system_call(built))
+      return refuse("the built library's host code makes a system call directly (" + *sys +
+                    "): candidates may not make raw system calls");
+  }
+
   fs::create_directories(dir);
+  std::ofstream(dir / "compile.log") << r.log;
   // Build under a private name, then rename: concurrent compiles of one key never see a
   // half-written library.
-  fs::path tmp = dir / ("kernel.so.tmp." + std::to_string(getpid()));
-  std::vector<std::string> argv = {nvcc_path()};
-  argv.insert(argv.end(), flags.begin(), flags.end());
-  argv.push_back("-o");
-  argv.push_back(tmp.string());
-  argv.push_back(req.source.string());
-  argv.insert(argv.end(), libs.begin(), libs.end());
-  ProcessResult p = run_process(argv, std::chrono::minutes(5));
-  r.seconds = p.seconds;
-  r.log = p.output;
-  if (p.timed_out) r.log += "\nnvcc did not finish within 5 minutes";
-  if (p.exit_code != 0) {
-    fs::remove(tmp);
-    return r;
-  }
-  std::ofstream(dir / "compile.log") << r.log;
+  const fs::path tmp = dir / ("kernel.so.tmp." + std::to_string(getpid()));
+  fs::copy_file(built, tmp, fs::copy_options::overwrite_existing);
   fs::rename(tmp, r.library);
   r.ok = true;
   return r;

@@ -1,6 +1,9 @@
 // Compiling a kernel file into a shared object that implements the solution ABI, cached
-// by content: the key hashes the source, every flag, the nvcc version and the headers it
-// may include (sandbox/include, primitives/), so a cache hit is always the same binary.
+// by content. The file is read once: those bytes are hashed, staged, preprocessed, judged,
+// compiled and handed back for the store, so an edit made meanwhile cannot get another
+// file's verdict. A candidate is judged three times: its preprocessed source (what a macro
+// pastes together is seen), the PTX nvcc made of it (device code the host pass hides), and
+// the built library's imports and host instructions (what it really links and calls).
 #pragma once
 #include <filesystem>
 #include <string>
@@ -13,11 +16,14 @@ namespace mgk::eval {
 struct CompileResult {
   bool ok = false;
   bool cached = false;
-  std::string key;         // content hash (the cache key, also the kernel hash)
+  std::string source;         // the bytes that were compiled
+  std::string source_sha256;  // their SHA-256: the kernel's identity in the store
+  std::string build_key;      // the compile cache key: the preprocessed source, flags, nvcc
   std::filesystem::path library;
-  std::string log;         // nvcc's output
+  std::string log;            // nvcc's output
   double seconds = 0;
-  std::string policy_violation;  // non-empty: refused before compiling
+  std::string refusal;        // non-empty: refused (the rule broken, with file:line or symbol)
+  std::string unreadable;     // non-empty: the file is not a kernel source (not UTF-8, empty)
 };
 
 struct CompileRequest {
@@ -29,14 +35,16 @@ struct CompileRequest {
   bool is_reference = false;           // references may use NCCL; candidates may not
 };
 
+// Throws UsageError when the file is missing or a directory, Interrupted on Ctrl-C (nvcc
+// and its temporary files are gone by then), mgk::Error when nvcc cannot be run.
 CompileResult compile(const CompileRequest& request);
 
 // For the tuner and the agent: compile the candidate `options` describe (into the cache).
 CompileResult compile_candidate(const EvalOptions& options);
 
-// Constructs a candidate may not use, found in its source with comments and strings
-// removed; empty when none. (NCCL, dynamic loading, the oracle, NVLink multicast.)
-std::string policy_violation(const std::string& source, bool is_reference);
+// The kernel file's text, checked: UsageError for a missing file or a directory; the
+// second member is non-empty (why) for bytes that are not a kernel source.
+std::pair<std::string, std::string> read_kernel_source(const std::filesystem::path& path);
 
 std::string nvcc_path();
 

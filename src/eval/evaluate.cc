@@ -13,13 +13,14 @@
 #include "common/log.h"
 #include "eval/compile.h"
 #include "eval/launcher.h"
+#include "eval/plan.h"
+#include "eval/timed_checks.h"
 #include "eval/timing.h"
-#include "problems/catalog.h"
-#include "problems/resolve.h"
 
 namespace mgk::eval {
 
 namespace fs = std::filesystem;
+using wire::Who;
 
 namespace {
 
@@ -27,42 +28,6 @@ namespace {
 uint64_t fresh_seed() {
   static std::random_device rd;
   return (uint64_t(rd()) << 32) ^ rd();
-}
-
-nlohmann::json tensor_plan(const problems::ResolvedTensor& t, bool output, int world) {
-  nlohmann::json j{{"name", t.name},
-                   {"dtype", problems::to_string(t.dtype)},
-                   {"shape", t.shape},
-                   {"numel", t.numel},
-                   {"symmetric", t.symmetric},
-                   {"alloc_bytes", t.symmetric ? t.max_bytes_over_ranks : t.numel * problems::dtype_bytes(t.dtype)}};
-  if (!output) {
-    j["init"] = {{"dist", t.spec->init.dist}, {"a", t.spec->init.a}, {"b", t.spec->init.b}};
-  } else {
-    const auto& tol = t.spec->tolerance;
-    expr::Vars v{{"W", double(world)}};
-    switch (tol.kind) {
-      case problems::ToleranceKind::kExact: j["check"] = {{"kind", "exact"}}; break;
-      case problems::ToleranceKind::kRounding:
-        j["check"] = {{"kind", "rounding"},
-                      {"factor", expr::evaluate(tol.factor, v)},
-                      {"unit_roundoff", problems::unit_roundoff(t.dtype)}};
-        break;
-      case problems::ToleranceKind::kAllclose:
-        j["check"] = {{"kind", "allclose"}, {"atol", tol.atol}, {"rtol", tol.rtol}};
-        break;
-    }
-  }
-  return j;
-}
-
-nlohmann::json prepare_plan(const problems::Resolved& r) {
-  nlohmann::json dims = nlohmann::json::object();
-  for (const auto& [k, v] : r.dims) dims[k] = (long long)v;
-  nlohmann::json in = nlohmann::json::array(), out = nlohmann::json::array();
-  for (const auto& t : r.inputs) in.push_back(tensor_plan(t, false, r.world_size));
-  for (const auto& t : r.outputs) out.push_back(tensor_plan(t, true, r.world_size));
-  return {{"cmd", "prepare"}, {"plan", {{"dims", dims}, {"inputs", in}, {"outputs", out}}}};
 }
 
 std::string first_error_line(const std::string& log) {
@@ -95,7 +60,6 @@ std::vector<int> choose_gpus(const EvalOptions& o, const MachineInfo& m) {
 
 struct TempDir {
   fs::path path;
-  bool keep = false;
   TempDir() {
     std::string tmpl = (fs::temp_directory_path() / "mgk-eval-XXXXXX").string();
     if (!mkdtemp(tmpl.data())) throw Error("cannot create a temporary directory under /tmp");
@@ -103,101 +67,136 @@ struct TempDir {
   }
   ~TempDir() {
     std::error_code ec;
-    if (!keep) fs::remove_all(path, ec);
+    fs::remove_all(path, ec);
+  }
+};
+
+// Everything one size's checks need, in one place.
+struct SizeRun {
+  RankGroup& group;
+  const EvalOptions& o;
+  const SizePlan& plan;
+  SizeResult& sr;
+  void progress(const std::string& what) const {
+    if (o.progress) o.progress("size " + plan.size + ": " + what);
   }
 };
 
 // The first failure a rank reports for the candidate, copied into sr; false if none did.
-bool take_failure(const std::vector<nlohmann::json>& replies, const std::string& fallback, SizeResult& sr) {
+bool take_failure(const std::vector<wire::Reply>& replies, SizeResult& sr) {
   for (const auto& rep : replies) {
-    if (rep.value("correct", false)) continue;
-    sr.failure = rep.value("failure", fallback);
-    if (rep.contains("mismatch") && !rep["mismatch"].is_null()) sr.mismatch = rep["mismatch"].dump();
+    if (!rep.verdict || rep.verdict->correct) continue;
+    sr.failure = rep.verdict->failure;
+    sr.failure_kind = wire::to_string(rep.verdict->kind);
+    if (rep.verdict->mismatch) sr.mismatch = wire::to_json(*rep.verdict->mismatch).dump();
     return true;
   }
   return false;
 }
 
 // The reference failing its own check says nothing of the candidate: it is mgk's bug.
-void require_reference_correct(const std::vector<nlohmann::json>& replies, const std::string& phase) {
+void require_reference_correct(const std::vector<wire::Reply>& replies, const std::string& phase) {
   for (const auto& rep : replies)
-    if (!rep.value("correct", false))
-      throw RankError("the reference failed its own check (" + phase + "): " + rep.value("failure", "incorrect") +
-                          " " + rep.value("mismatch", nlohmann::json()).dump() + " (a bug in mgk's problem definition)",
-                      "harness", "reference", phase);
+    if (rep.verdict && !rep.verdict->correct)
+      throw RankError("the reference failed its own check (" + phase + "): " + rep.verdict->failure + " " +
+                          (rep.verdict->mismatch ? wire::to_json(*rep.verdict->mismatch).dump() : "") +
+                          " (a bug in mgk's problem definition)",
+                      RankFault::kHarness, Who::kReference, phase);
+}
+
+std::vector<wire::Command> per_rank_prepare(const SizePlan& plan) {
+  std::vector<wire::Command> c;
+  for (const auto& r : plan.ranks) c.push_back(wire::Prepare{r});
+  return c;
 }
 
 // Correctness trials on fresh inputs (the reference too, unless it cannot run here); false
 // when the candidate failed one.
-bool run_trials(RankGroup& group, const EvalOptions& o, const std::string& size, bool with_reference, SizeResult& sr) {
-  for (int t = 0; t < o.trials; ++t) {
+bool run_trials(const SizeRun& s, bool with_reference) {
+  for (int t = 0; t < s.o.trials; ++t) {
     throw_if_interrupted();
     const uint64_t seed = fresh_seed();
-    const std::string tag = " trial " + std::to_string(t + 1) + "/" + std::to_string(o.trials) + " at size " + size;
-    auto replies = group.command({{{"cmd", "trial"}, {"who", "candidate"}, {"seed", seed}}}, "candidate" + tag,
-                                 o.timeout_seconds);
-    if (take_failure(replies, "incorrect", sr)) return false;
+    const std::string tag = " trial " + std::to_string(t + 1) + "/" + std::to_string(s.o.trials) + " at size " + s.plan.size;
+    s.progress("trial " + std::to_string(t + 1) + "/" + std::to_string(s.o.trials));
+    auto replies = s.group.command({wire::Trial{Who::kCandidate, seed}}, "candidate" + tag, s.o.timeout_seconds);
+    if (take_failure(replies, s.sr)) return false;
     if (with_reference)
-      require_reference_correct(group.command({{{"cmd", "trial"}, {"who", "reference"}, {"seed", seed}}},
-                                              "reference" + tag, o.timeout_seconds),
-                                "reference" + tag);
-    ++sr.trials_passed;
+      require_reference_correct(
+          s.group.command({wire::Trial{Who::kReference, seed}}, "reference" + tag, s.o.timeout_seconds),
+          "reference" + tag);
+    ++s.sr.trials_passed;
   }
   return true;
 }
 
 // Calls in a row with no barrier between them, each checked; false when one was wrong.
-bool run_back_to_back(RankGroup& group, const EvalOptions& o, const std::string& size, SizeResult& sr) {
-  if (o.back_to_back <= 0) return true;
+bool run_back_to_back(const SizeRun& s) {
+  if (s.o.back_to_back <= 0) return true;
   throw_if_interrupted();
-  auto replies = group.command(
-      {{{"cmd", "back_to_back"}, {"who", "candidate"}, {"seed", fresh_seed()}, {"calls", o.back_to_back}}},
-      std::to_string(o.back_to_back) + " back-to-back calls at size " + size, o.timeout_seconds);
-  return !take_failure(replies, "incorrect in back-to-back calls", sr);
+  s.progress(std::to_string(s.o.back_to_back) + " back-to-back calls");
+  auto replies = s.group.command({wire::BackToBack{Who::kCandidate, fresh_seed(), s.o.back_to_back}},
+                                 std::to_string(s.o.back_to_back) + " back-to-back calls at size " + s.plan.size,
+                                 s.o.timeout_seconds);
+  return !take_failure(replies, s.sr);
 }
 
 // Reference and candidate timed in interleaved blocks (alternating which goes first, so
-// drift hits both alike), each timed output checked too; then the floor and the roofline.
-// False when the candidate failed a check.
-bool run_timing(RankGroup& group, const EvalOptions& o, const problems::Spec& spec, const std::string& size,
-                SizeResult& sr) {
+// drift hits both alike); in each block a fresh subset of the calls is judged; then the
+// floor, the credibility of the candidate's time, and the roofline. False when the
+// candidate failed a check.
+bool run_timing(const SizeRun& s) {
+  static std::mt19937_64 rng{std::random_device{}()};
   const int blocks = 5;
-  const int per_block = std::max(1, (o.timing_iterations + blocks - 1) / blocks);
-  std::vector<std::vector<double>> ref_t(o.world_size), cand_t(o.world_size);
+  const int per_block = std::max(1, (s.o.timing_iterations + blocks - 1) / blocks);
+  const int world = s.group.world();
+  std::vector<std::vector<double>> ref_t(world), cand_t(world);
   for (int b = 0; b < blocks; ++b) {
-    for (const std::string who : {b % 2 ? "candidate" : "reference", b % 2 ? "reference" : "candidate"}) {
+    for (const Who who : {b % 2 ? Who::kCandidate : Who::kReference, b % 2 ? Who::kReference : Who::kCandidate}) {
       throw_if_interrupted();
-      const std::string phase = who + " timing at size " + size;
-      auto replies = group.command({{{"cmd", "time"}, {"who", who}, {"seed", fresh_seed()},
-                                     {"warmup", b == 0 ? 10 : 3}, {"iterations", per_block}}},
-                                   phase, o.timeout_seconds);
-      if (who == "reference") require_reference_correct(replies, phase);
-      else if (take_failure(replies, "incorrect during timing", sr)) return false;
-      for (int r = 0; r < o.world_size; ++r) {
-        auto times = replies[r].value("times_us", std::vector<double>{});
-        auto& dst = (who == "reference" ? ref_t : cand_t)[r];
-        dst.insert(dst.end(), times.begin(), times.end());
+      const std::string phase = std::string(wire::to_string(who)) + " timing at size " + s.plan.size;
+      s.progress(std::string(wire::to_string(who)) + " timing, block " + std::to_string(b + 1) + "/" +
+                 std::to_string(blocks));
+      const int warmup = b == 0 ? 10 : 3;
+      wire::Time t{who, fresh_seed(), warmup, per_block, draw_checked_calls(warmup + per_block, s.o.timed_checks, rng)};
+      auto replies = s.group.command({t}, phase, s.o.timeout_seconds);
+      if (who == Who::kReference) {
+        require_reference_correct(replies, phase);
+      } else {
+        if (take_failure(replies, s.sr)) return false;
+        s.sr.timed_calls_checked += replies[0].checked;
+      }
+      for (int r = 0; r < world; ++r) {
+        auto& dst = (who == Who::kReference ? ref_t : cand_t)[r];
+        dst.insert(dst.end(), replies[r].times_us.begin(), replies[r].times_us.end());
       }
     }
   }
-  sr.reference = summarize(ref_t);
-  sr.candidate = summarize(cand_t);
+  s.sr.reference = summarize(ref_t);
+  s.sr.candidate = summarize(cand_t);
   throw_if_interrupted();
-  auto replies = group.command({{{"cmd", "time_floor"}, {"warmup", 10}, {"iterations", o.timing_iterations}}},
-                               "timing floor at size " + size, o.timeout_seconds);
+  s.progress("timing floor");
+  auto replies = s.group.command({wire::TimeFloor{10, s.o.timing_iterations}}, "timing floor at size " + s.plan.size,
+                                 s.o.timeout_seconds);
   std::vector<std::vector<double>> floor_t;
-  for (const auto& rep : replies) floor_t.push_back(rep.value("times_us", std::vector<double>{}));
-  sr.floor = summarize(floor_t);
-  if (sr.candidate->median_us > 0) sr.speedup = sr.reference->median_us / sr.candidate->median_us;
-  if (o.peaks) {
-    RooflinePoint p = roofline(problems::max_cost_over_ranks(spec, size, o.dtype, o.world_size), *o.peaks);
-    if (p.us > 0 && sr.candidate->median_us > 0) {
-      sr.roofline_us = p.us;
-      sr.roofline_bound = p.bound;
-      sr.roofline_fraction = p.us / sr.candidate->median_us;
+  for (const auto& rep : replies) floor_t.push_back(rep.times_us);
+  s.sr.floor = summarize(floor_t);
+  // No kernel runs faster than an empty one under the same protocol: a median below the
+  // floor's means the clock saw less than the work, and no speedup is claimed for it.
+  s.sr.credible = s.sr.candidate->median_us >= s.sr.floor->median_us;
+  if (s.sr.credible && s.sr.candidate->median_us > 0) s.sr.speedup = s.sr.reference->median_us / s.sr.candidate->median_us;
+  if (s.o.peaks && s.sr.credible) {
+    RooflinePoint p = roofline(s.plan.max_cost, *s.o.peaks);
+    if (p.us > 0 && s.sr.candidate->median_us > 0) {
+      s.sr.roofline_us = p.us;
+      s.sr.roofline_bound = p.bound;
+      s.sr.roofline_fraction = p.us / s.sr.candidate->median_us;
     }
   }
   return true;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 }  // namespace
@@ -207,15 +206,17 @@ bool ranks_share_gpu(const std::vector<int>& gpus) {
 }
 
 EvalResult evaluate(const EvalOptions& o) {
-  auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = std::chrono::steady_clock::now();
+  install_interrupt_handler();
+  auto progress = [&](const std::string& what) {
+    if (o.progress) o.progress(what);
+  };
   EvalResult res;
-  problems::Spec spec = problems::load(o.problem);
+  const EvalPlan plan = plan_evaluation(o.problem, o.sizes, o.dtype, o.world_size);  // validates everything first
+  const problems::Spec& spec = plan.spec;
   res.problem = spec.name;
   res.world_size = o.world_size;
-  std::vector<std::string> sizes = o.sizes.empty() ? spec.default_sizes : o.sizes;
-  for (const auto& s : sizes) problems::resolve(spec, s, o.dtype, o.world_size, 0);  // validates early
-  if (!o.kernel_is_reference && !fs::exists(o.kernel))
-    throw UsageError("no such kernel file: " + o.kernel.string());
+  if (!o.kernel_is_reference && !fs::exists(o.kernel)) throw UsageError("no such kernel file: " + o.kernel.string());
 
   MachineInfo machine;
   std::string arch = o.arch;
@@ -232,63 +233,78 @@ EvalResult evaluate(const EvalOptions& o) {
     throw UsageError("the NCCL reference cannot run with ranks sharing a GPU (NCCL refuses it): give each rank "
                      "its own GPU");
 
-  CompileRequest ref_req{spec.reference_path(), spec.dir, {}, o.nvcc_flags, arch, true};
-  CompileResult ref = compile(ref_req);
+  progress("compiling the reference");
+  CompileResult ref = compile({spec.reference_path(), spec.dir, {}, o.nvcc_flags, arch, true});
   if (!ref.ok)
-    throw Error("the reference of " + spec.name + " does not compile (a bug in mgk's suite): " + first_error_line(ref.log));
+    throw Error("the reference of " + spec.name + " does not compile (a bug in mgk's suite): " +
+                (ref.refusal.empty() ? first_error_line(ref.log) : ref.refusal));
+  progress("compiling the candidate");
   CompileResult cand = o.kernel_is_reference ? ref : compile_candidate([&] {
     EvalOptions c = o;
     c.arch = arch;
     return c;
   }());
-  res.kernel_hash = cand.key;
+  res.source = cand.source;
+  res.source_sha256 = cand.source_sha256;
+  res.build_key = cand.build_key;
   res.compile_log = cand.log;
   res.compile_seconds = cand.seconds;
   res.compile_cached = cand.cached;
   if (!cand.ok) {
     res.verdict = Verdict::kCompileError;
-    res.message = cand.policy_violation.empty() ? "does not compile: " + first_error_line(cand.log)
-                                                : "refused before compiling: " + cand.policy_violation;
-    res.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    res.message = !cand.unreadable.empty() ? "not a kernel source: " + cand.unreadable
+                  : !cand.refusal.empty()  ? "refused: " + cand.refusal
+                                           : "does not compile: " + first_error_line(cand.log);
+    res.wall_seconds = seconds_since(t0);
     return res;
   }
   if (o.compile_only) {
     res.verdict = Verdict::kCompiled;
-    res.message = cand.cached ? "compiled (cached)" : "compiled in " + fixed(cand.seconds, 1) + " s";
+    res.not_timed = "--compile-only";
+    res.message = (cand.cached ? std::string("found in the compile cache") : "built in " + fixed(cand.seconds, 1) + " s") +
+                  ", not run (--compile-only)";
     return res;
   }
+  res.timed = o.time && !shared;
+  if (shared) res.not_timed = "ranks share a GPU (time-sliced), so only correctness was checked";
+  else if (!o.time) res.not_timed = "--no-time: correctness only";
 
-  install_interrupt_handler();
   TempDir scratch;
-  fs::path work = o.work_dir.empty() ? scratch.path : o.work_dir;
+  const fs::path work = o.work_dir.empty() ? scratch.path : o.work_dir;
   fs::path cand_lib = cand.library;
   if (o.kernel_is_reference) {  // a second copy, so the two are separate dlopen instances
     cand_lib = work / "candidate.so";
+    fs::create_directories(work);
     fs::copy_file(ref.library, cand_lib, fs::copy_options::overwrite_existing);
   }
   const double timeout = o.timeout_seconds;
   try {
-    RankGroup group(harness_path(), res.gpus, work);
-    if (shared) {  // NCCL refuses two ranks on one GPU, and the reference is not run
-      group.command({{{"cmd", "init"}}}, "init (CUDA context)", std::max(timeout, 120.0));
-    } else {
-      auto id = group.command_one(0, {{"cmd", "nccl_id"}}, "NCCL id", 60);
-      group.command({{{"cmd", "init"}, {"nccl_id", id["id"]}}}, "init (CUDA context, NCCL communicator)",
-                    std::max(timeout, 120.0));
+    GroupSpec gs{harness_path(), std::nullopt, res.gpus, work, {}};
+    if (!o.kernel_is_reference) {
+      gs.candidate = candidate_path();
+      gs.candidate_reads = {cand_lib.parent_path()};
     }
-    group.command({{{"cmd", "load"}, {"reference", ref.library.string()}, {"candidate", cand_lib.string()},
-                   {"candidate_is_reference", o.kernel_is_reference}}},
-                  "loading the kernels", std::max(timeout, 60.0));
-    for (const auto& size : sizes) {
+    progress("starting " + std::to_string(o.world_size) + " ranks");
+    RankGroup group(gs);
+    res.isolation = gs.candidate ? runner::to_string(group.candidate_isolation()) : "";
+    if (shared) {  // NCCL refuses two ranks on one GPU, and the reference is not run
+      group.command({wire::Init{}}, "init (CUDA context)", std::max(timeout, 120.0));
+    } else {
+      wire::Reply id = group.command_one(0, wire::NcclId{}, "NCCL id", 60);
+      group.command({wire::Init{id.nccl_id}}, "init (CUDA context, NCCL communicator)", std::max(timeout, 120.0));
+    }
+    group.command({wire::Load{ref.library.string(), cand_lib.string(), o.kernel_is_reference}}, "loading the kernels",
+                  std::max(timeout, 60.0));
+    for (const auto& size_plan : plan.sizes) {
       throw_if_interrupted();
       SizeResult sr;
-      sr.size = size;
-      std::vector<nlohmann::json> plans;
-      for (int r = 0; r < o.world_size; ++r) plans.push_back(prepare_plan(problems::resolve(spec, size, o.dtype, o.world_size, r)));
-      group.command(plans, "prepare " + size + " (allocate, mgk_setup)", std::max(timeout, 120.0));
-      sr.correct = run_trials(group, o, size, !shared, sr) && run_back_to_back(group, o, size, sr) &&
-                   (!o.time || shared || run_timing(group, o, spec, size, sr));
-      group.command({{{"cmd", "teardown"}}}, "teardown " + size, std::max(timeout, 60.0));
+      sr.size = size_plan.size;
+      SizeRun run{group, o, size_plan, sr};
+      run.progress("allocating, mgk_setup");
+      group.command(per_rank_prepare(size_plan), "prepare " + size_plan.size + " (allocate, mgk_setup)",
+                    std::max(timeout, 120.0));
+      sr.correct = run_trials(run, !shared) && run_back_to_back(run) && (!res.timed || run_timing(run));
+      group.command({wire::Teardown{}}, "teardown " + size_plan.size, std::max(timeout, 60.0));
       res.sizes.push_back(sr);
       if (!sr.correct) break;
     }
@@ -296,19 +312,18 @@ EvalResult evaluate(const EvalOptions& o) {
     res.verdict = Verdict::kTimeout;
     res.message = e.what();
     res.phase = e.phase;
-    res.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    res.wall_seconds = seconds_since(t0);
     return res;
   } catch (const RankError& e) {
-    bool candidate_fault = (e.fault == "solution" && e.who != "reference") ||
-                           (e.fault == "died" && e.phase.find("candidate") != std::string::npos);
+    const bool candidate_fault = e.who == Who::kCandidate && e.fault != RankFault::kHarness;
     res.verdict = candidate_fault ? Verdict::kRuntimeError : Verdict::kInfrastructure;
     res.message = e.what();
     res.phase = e.phase;
-    res.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    res.wall_seconds = seconds_since(t0);
     return res;
   }
 
-  res.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  res.wall_seconds = seconds_since(t0);
   if (!res.sizes.empty() && !res.sizes.back().correct) {  // the loop stops at the first failing size
     const SizeResult& bad = res.sizes.back();
     res.verdict = Verdict::kIncorrect;
@@ -316,12 +331,18 @@ EvalResult evaluate(const EvalOptions& o) {
     return res;
   }
   res.verdict = Verdict::kCorrect;
-  std::string speeds;
-  for (const auto& s : res.sizes)
-    if (s.candidate) speeds += (speeds.empty() ? "" : ", ") + s.size + " " + fixed(s.speedup, 2) + "x";
+  std::string speeds, suspicious;
+  for (const auto& s : res.sizes) {
+    if (!s.candidate) continue;
+    if (!s.credible) suspicious += (suspicious.empty() ? "" : ", ") + s.size;
+    else speeds += (speeds.empty() ? "" : ", ") + s.size + " " + fixed(s.speedup, 2) + "x";
+  }
   res.message = "correct at " + std::to_string(res.sizes.size()) + " size(s)" +
                 (speeds.empty() ? "" : "; speedup over the reference: " + speeds) +
-                (shared ? "; not timed: ranks share a GPU (time-sliced), so only correctness was checked" : "");
+                (suspicious.empty() ? "" : "; NOT CREDIBLE at " + suspicious +
+                                              ": the measured time is below the timing floor (an empty kernel), so no "
+                                              "speedup is reported there") +
+                (res.not_timed.empty() ? "" : "; not timed: " + res.not_timed);
   return res;
 }
 

@@ -2,6 +2,7 @@
 // on every GPU of a group, judge it and time it. Used by `mgk eval`, the tuner and the agent.
 #pragma once
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,11 +26,17 @@ struct EvalOptions {
   int trials = 3;                       // correctness trials per size, fresh inputs each
   int back_to_back = 8;                 // calls in a row with no barrier between them (0: skip)
   int timing_iterations = 100;          // per solution, per size
+  // Timed calls per timing block whose outputs are judged, drawn fresh per block so the
+  // candidate cannot predict them (eval/timed_checks.h). 0: none.
+  int timed_checks = 3;
   bool time = true;                     // false: correctness only
   bool compile_only = false;
   double timeout_seconds = 20;          // watchdog per phase
   std::optional<Peaks> peaks;           // from `mgk calibrate`; absent: no roofline fraction
   std::filesystem::path work_dir;       // rank logs and sockets; empty: a fresh temp dir
+  // What the evaluation is doing now ("compiling the candidate", "size small: trial 2/3"),
+  // for a progress line; unset: nothing is reported.
+  std::function<void(const std::string&)> progress;
 };
 
 // True when two ranks of the group are on the same GPU (e.g. --gpus 0,0). The ranks then

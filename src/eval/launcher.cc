@@ -2,8 +2,8 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <sys/wait.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -13,113 +13,181 @@
 
 #include "common/interrupt.h"
 #include "common/log.h"
+#include "process/run.h"
+#include "runner/environment.h"
+#include "runner/runner.h"
 
 namespace mgk::eval {
 
 namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
 
-RankGroup::RankGroup(const fs::path& harness, const std::vector<int>& gpus, const fs::path& work_dir) {
-  if (!fs::exists(harness))
-    throw Error("the harness binary is missing: " + harness.string() + " (rebuild mgk, or set MGK_HARNESS)");
-  fs::create_directories(work_dir);
-  socket_path_ = (work_dir / "broker.sock").string();
+namespace {
+
+int open_log(const fs::path& p) {
+  int fd = ::open(p.c_str(), O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error("cannot create " + p.string() + ": " + std::strerror(errno));
+  return fd;
+}
+
+// Closes a descriptor when it goes out of scope.
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// A sandboxed candidate is seen through its sandbox's first process (bwrap's, or the one
+// that holds the PID namespace), which passes a signal on as exit 128 + signal.
+std::string describe_end(int status, bool sandboxed) {
+  if (sandboxed && WIFEXITED(status) && WEXITSTATUS(status) > 128 && WEXITSTATUS(status) < 160) {
+    const int sig = WEXITSTATUS(status) - 128;
+    return "killed by signal " + std::to_string(sig) + " (" + ::strsignal(sig) + ")";
+  }
+  return process::describe_status(status);
+}
+
+std::string rank_name(int r, bool candidate) {
+  return (candidate ? "the candidate process of rank " : "rank ") + std::to_string(r);
+}
+
+}  // namespace
+
+RankGroup::RankGroup(const GroupSpec& spec) {
+  if (!fs::exists(spec.harness))
+    throw Error("the harness binary is missing: " + spec.harness.string() + " (rebuild mgk, or set MGK_HARNESS)");
+  if (spec.candidate && !fs::exists(*spec.candidate))
+    throw Error("the candidate runner binary is missing: " + spec.candidate->string() +
+                " (rebuild mgk, or set MGK_CANDIDATE)");
+  fs::create_directories(spec.work_dir);
+  socket_path_ = spec.work_dir / "broker.sock";
   wire::Listener listener(socket_path_.string());
-  int world = int(gpus.size());
+  const int world = int(spec.gpus.size());
   ranks_.resize(world);
   pending_arrived_.assign(world, false);
   pending_fds_.assign(world, -1);
   pending_bytes_.assign(world, 0);
-  for (int r = 0; r < world; ++r) {
-    ranks_[r].log = work_dir / ("rank" + std::to_string(r) + ".log");
-    std::vector<std::string> args = {harness.string(), "--socket", socket_path_.string(), "--rank", std::to_string(r),
-                                     "--world", std::to_string(world), "--device", std::to_string(gpus[r])};
-    pid_t pid = fork();
-    if (pid < 0) throw Error(std::string("fork: ") + std::strerror(errno));
-    if (pid == 0) {
-      setpgid(0, 0);
-      int fd = ::open(ranks_[r].log.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
-      if (fd >= 0) dup2(fd, 1), dup2(fd, 2);
-      int devnull = ::open("/dev/null", O_RDONLY);
-      if (devnull >= 0) dup2(devnull, 0);
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
-    setpgid(pid, pid);
-    ranks_[r].pid = pid;
-  }
-  // Ranks connect in any order: accept them all, then ask each which rank it is.
+  start(spec);
+
+  // Ranks connect in any order: accept them all (noticing at once one that died before it
+  // connected), then ask each which rank it is.
   std::vector<wire::Channel> pending;
-  for (int i = 0; i < world; ++i) {
-    try {
-      pending.push_back(listener.accept(std::chrono::seconds(60)));
-    } catch (const Error& e) {
-      for (int r = 0; r < world; ++r) {
-        int status;
-        if (waitpid(ranks_[r].pid, &status, WNOHANG) == ranks_[r].pid) {
-          ranks_[r].alive = false;
-          throw RankError("rank " + std::to_string(r) + " of the harness exited before connecting: " +
-                              rank_log_tail(r, 600),
-                          "harness", "", "start");
-        }
-      }
-      throw;
+  const auto deadline = Clock::now() + std::chrono::seconds(60);
+  while (int(pending.size()) < world) {
+    check_alive("start");
+    if (interrupted()) {
+      kill_all();
+      throw Interrupted();
     }
+    if (Clock::now() > deadline) {
+      kill_all();
+      throw Error("the rank processes did not connect within 60 s");
+    }
+    pollfd p{listener.fd(), POLLIN, 0};
+    if (::poll(&p, 1, 100) > 0) pending.push_back(listener.accept(std::chrono::milliseconds(100)));
   }
   for (auto& c : pending) {
-    c.send({{"cmd", "whoami"}});
-    wire::Message m = c.receive();
-    int r = m.body.value("rank", -1);
-    if (r < 0 || r >= world) throw Error("harness sent a bad hello: " + m.body.dump());
+    wire::send(c, wire::Command{wire::Whoami{}});
+    wire::Frame f = wire::receive(c);
+    const auto* reply = std::get_if<wire::Reply>(&f.body);
+    int r = reply ? reply->rank : -1;
+    if (r < 0 || r >= world || ranks_[r].channel.valid()) throw Error("a rank process sent a bad hello");
     ranks_[r].channel = std::move(c);
+  }
+}
+
+void RankGroup::start(const GroupSpec& spec) {
+  const int world = int(ranks_.size());
+  const process::EnvMap parent = process::current_environment();
+  const runner::IsolationStatus how = spec.isolation ? *spec.isolation : runner::isolation_status();
+  if (spec.candidate) {
+    isolation_ = how.kind;
+    if (isolation_ == runner::IsolationKind::kNone) runner::warn_unisolated_once(how.problem);
+  }
+  for (int r = 0; r < world; ++r) {
+    Rank& rk = ranks_[r];
+    rk.log = spec.work_dir / ("rank" + std::to_string(r) + ".log");
+    Fd pair[2];
+    if (spec.candidate) {
+      int fds[2];
+      if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
+        throw Error(std::string("socketpair: ") + std::strerror(errno));
+      pair[0].fd = fds[0];
+      pair[1].fd = fds[1];
+    }
+    // The trusted harness: CUDA and NCCL settings, nothing else of mgk's environment.
+    {
+      Fd log{open_log(rk.log)};
+      process::SpawnSpec s;
+      s.argv = {spec.harness.string(), "--socket", socket_path_.string(), "--rank", std::to_string(r), "--world",
+                std::to_string(world), "--device", std::to_string(spec.gpus[r])};
+      if (spec.candidate) {
+        s.argv.insert(s.argv.end(), {"--candidate-fd", std::to_string(pair[0].fd)});
+        s.inherit_fds = {pair[0].fd};
+      }
+      s.env = runner::scrubbed_environment(parent, {}, spec.work_dir, runner::EnvPolicy::kTrustedRank);
+      s.working_dir = spec.work_dir;
+      s.limits = process::Limits{0, 0, 0, 0};
+      s.output_fd = log.fd;
+      rk.harness = process::spawn(s);
+    }
+    if (!spec.candidate) continue;
+    // The candidate: a sandbox of its own, in a scratch directory, with CUDA's settings only.
+    rk.has_candidate = true;
+    rk.candidate_log = spec.work_dir / ("rank" + std::to_string(r) + ".candidate.log");
+    const fs::path scratch = spec.work_dir / ("candidate" + std::to_string(r));
+    fs::create_directories(scratch);
+    Fd log{open_log(rk.candidate_log)};
+    process::SpawnSpec s;
+    s.env = runner::scrubbed_environment(parent, {}, scratch, runner::EnvPolicy::kCandidate);
+    std::vector<fs::path> reads = spec.candidate_reads;
+    reads.push_back(spec.candidate->parent_path());
+    runner::SandboxLayout layout = runner::layout_hiding_home(scratch, parent, s.env, reads);
+    layout.drop_capabilities = true;
+    runner::Sandbox sandbox(how, layout);
+    s.argv = sandbox.command({spec.candidate->string(), "--fd", std::to_string(pair[1].fd)});
+    s.hook = sandbox.hook();
+    s.working_dir = scratch;
+    s.limits.file_size_bytes = uint64_t(1) << 30;
+    s.output_fd = log.fd;
+    s.inherit_fds = {pair[1].fd};
+    rk.candidate = process::spawn(s);
   }
 }
 
 RankGroup::~RankGroup() {
   for (auto& rk : ranks_) {
-    if (rk.alive && rk.channel.valid()) {
+    if (rk.channel.valid() && !rk.harness.ended()) {
       try {
-        rk.channel.send({{"cmd", "exit"}});
+        wire::send(rk.channel, wire::Command{wire::Exit{}});
       } catch (const std::exception&) {
       }
     }
   }
   // Give clean exits a moment, then make sure.
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  for (auto& rk : ranks_) {
-    while (rk.alive && rk.pid > 0) {
-      int status;
-      pid_t w = waitpid(rk.pid, &status, WNOHANG);
-      if (w == rk.pid || w < 0) {
-        rk.alive = false;
-        break;
-      }
-      if (std::chrono::steady_clock::now() > deadline) {
-        kill(-rk.pid, SIGKILL);
-        waitpid(rk.pid, &status, 0);
-        rk.alive = false;
-        break;
-      }
-      usleep(5000);
+  const auto deadline = Clock::now() + std::chrono::seconds(5);
+  for (auto& rk : ranks_)
+    for (process::Child* c : {&rk.harness, &rk.candidate}) {
+      while (c->pid() > 0 && !c->ended() && Clock::now() < deadline) usleep(5000);
+      c->kill_group();
+      c->wait();
     }
-  }
 }
 
 void RankGroup::kill_all() {
-  for (auto& rk : ranks_)
-    if (rk.alive && rk.pid > 0) kill(-rk.pid, SIGKILL);
-  for (auto& rk : ranks_)
-    if (rk.alive && rk.pid > 0) {
-      int status;
-      waitpid(rk.pid, &status, 0);
-      rk.alive = false;
-    }
+  for (auto& rk : ranks_) {
+    rk.harness.kill_group();
+    rk.candidate.kill_group();
+  }
+  for (auto& rk : ranks_) {
+    rk.harness.wait();
+    rk.candidate.wait();
+  }
 }
 
-std::string RankGroup::rank_log_tail(int rank, size_t max_chars) const {
-  std::ifstream in(ranks_[rank].log);
+std::string RankGroup::log_tail(int rank, bool candidate, size_t max_chars) const {
+  std::ifstream in(candidate ? ranks_[rank].candidate_log : ranks_[rank].log);
   std::stringstream ss;
   ss << in.rdbuf();
   std::string s = ss.str();
@@ -128,98 +196,107 @@ std::string RankGroup::rank_log_tail(int rank, size_t max_chars) const {
   return s;
 }
 
-void RankGroup::rank_died(int rank, const std::string& phase) {
-  int status = 0;
-  pid_t w = waitpid(ranks_[rank].pid, &status, 0);
-  ranks_[rank].alive = false;
-  std::string how = "ended";
-  if (w == ranks_[rank].pid) {
-    if (WIFSIGNALED(status)) how = std::string("was killed by signal ") + strsignal(WTERMSIG(status));
-    else if (WIFEXITED(status)) how = "exited with code " + std::to_string(WEXITSTATUS(status));
-  }
-  std::string tail = rank_log_tail(rank, 800);
+void RankGroup::died(int rank, bool candidate, const std::string& phase) {
+  Rank& rk = ranks_[rank];
+  process::Child& c = candidate ? rk.candidate : rk.harness;
+  const std::string how = describe_end(c.wait(), candidate && isolation_ != runner::IsolationKind::kNone);
+  std::string tail = log_tail(rank, candidate, 800);
+  const std::string where = rk.last_phase.empty() ? "" : " (" + rk.last_phase + ")";
   kill_all();
-  throw RankError("rank " + std::to_string(rank) + " " + how + " during " + phase +
-                      (ranks_[rank].last_phase.empty() ? "" : " (" + ranks_[rank].last_phase + ")") +
+  throw RankError(rank_name(rank, candidate) + " ended (" + how + ") during " + phase + where +
                       (tail.empty() ? "" : ": " + tail),
-                  "died", "", phase);
+                  RankFault::kDied, candidate ? std::optional<wire::Who>(wire::Who::kCandidate) : std::nullopt, phase);
 }
 
-void RankGroup::handle_request(int rank, wire::Message& m) {
-  std::string kind = m.body.value("req", "");
-  if (kind != "sym_alloc" && kind != "barrier") {
-    for (int fd : m.fds) close(fd);
-    ranks_[rank].channel.send({{"type", "resp"}, {"req", kind}, {"ok", false}, {"error", "unknown request"}});
-    return;
+void RankGroup::check_alive(const std::string& phase) {
+  for (int r = 0; r < world(); ++r) {
+    // A candidate process that ended is the candidate's doing; look at it first, since its
+    // harness ends right after (its socket closed).
+    if (ranks_[r].has_candidate && ranks_[r].candidate.ended()) died(r, true, phase);
   }
-  if (!pending_kind_.empty() && pending_kind_ != kind) {
+  for (int r = 0; r < world(); ++r)
+    if (ranks_[r].harness.ended()) died(r, false, phase);
+}
+
+void RankGroup::handle_request(int rank, const wire::Request& r, std::vector<int>& fds) {
+  if (pending_kind_ && *pending_kind_ != r.kind) {
     // Ranks disagree on the sequence of collective calls: a solution bug that would hang.
+    for (int fd : fds) ::close(fd);
     kill_all();
     throw RankError("ranks called different collective operations at the same point (rank " + std::to_string(rank) +
-                        " asked for " + kind + " while others asked for " + pending_kind_ + ")",
-                    "solution", "", kind);
+                        " asked for " + (r.kind == wire::RequestKind::kSymAlloc ? "sym_alloc" : "barrier") +
+                        " while others asked for the other)",
+                    RankFault::kSolution, std::nullopt, "collective request");
   }
-  pending_kind_ = kind;
+  pending_kind_ = r.kind;
   pending_arrived_[rank] = true;
-  if (kind == "sym_alloc") {
-    pending_fds_[rank] = m.fds.empty() ? -1 : m.fds[0];
-    pending_bytes_[rank] = m.body.value("bytes", 0ull);
+  if (r.kind == wire::RequestKind::kSymAlloc) {
+    pending_fds_[rank] = fds.empty() ? -1 : fds[0];
+    pending_bytes_[rank] = r.bytes;
+    fds.clear();
   }
   for (bool a : pending_arrived_)
     if (!a) return;
   // Everyone is here: answer all.
-  if (kind == "sym_alloc") {
-    for (int r = 1; r < world(); ++r)
-      if (pending_bytes_[r] != pending_bytes_[0]) {
+  if (r.kind == wire::RequestKind::kSymAlloc)
+    for (int k = 1; k < world(); ++k)
+      if (pending_bytes_[k] != pending_bytes_[0]) {
         kill_all();
         throw RankError("ranks asked for symmetric buffers of different sizes (" + std::to_string(pending_bytes_[0]) +
-                            " vs " + std::to_string(pending_bytes_[r]) + " bytes): sym_alloc must be called alike on every rank",
-                        "solution", "", "sym_alloc");
+                            " vs " + std::to_string(pending_bytes_[k]) +
+                            " bytes): sym_alloc must be called alike on every rank",
+                        RankFault::kSolution, std::nullopt, "sym_alloc");
       }
-  }
-  for (int r = 0; r < world(); ++r) {
-    nlohmann::json resp{{"type", "resp"}, {"req", kind}, {"ok", true}};
-    if (kind == "sym_alloc") ranks_[r].channel.send(resp, pending_fds_);
-    else ranks_[r].channel.send(resp);
+  for (int k = 0; k < world(); ++k) {
+    wire::Response resp{r.kind, true, "", 0};
+    wire::send(ranks_[k].channel, resp, r.kind == wire::RequestKind::kSymAlloc ? pending_fds_ : std::vector<int>{});
   }
   for (int& fd : pending_fds_)
-    if (fd >= 0) close(fd), fd = -1;
-  pending_kind_.clear();
+    if (fd >= 0) ::close(fd), fd = -1;
+  pending_kind_.reset();
   pending_arrived_.assign(world(), false);
 }
 
-std::vector<nlohmann::json> RankGroup::command(const std::vector<nlohmann::json>& bodies, const std::string& phase,
-                                               double timeout_s) {
-  int w = world();
+std::string RankGroup::where_each_rank_is(const std::vector<bool>& done, const std::string& phase) const {
+  std::string where;
+  for (int r = 0; r < world(); ++r)
+    if (!done[r])
+      where += (where.empty() ? "" : "; ") + std::string("rank ") + std::to_string(r) + ": " +
+               (ranks_[r].last_phase.empty() ? phase : ranks_[r].last_phase);
+  return where;
+}
+
+std::vector<wire::Reply> RankGroup::command(const std::vector<wire::Command>& commands, const std::string& phase,
+                                            double timeout_s) {
+  const int w = world();
   for (int r = 0; r < w; ++r) {
     ranks_[r].last_phase.clear();
     try {
-      ranks_[r].channel.send(bodies.size() == 1 ? bodies[0] : bodies.at(r));
+      wire::send(ranks_[r].channel, commands.size() == 1 ? commands[0] : commands.at(r));
     } catch (const wire::ClosedError&) {
-      rank_died(r, phase);
+      check_alive(phase);
+      died(r, false, phase);
     }
   }
-  std::vector<nlohmann::json> replies(w);
+  std::vector<wire::Reply> replies(w);
   std::vector<bool> done(w, false);
   int remaining = w;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s);
   while (remaining > 0) {
     if (interrupted()) {
       kill_all();
       throw Interrupted();
     }
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) {
-      std::string where;
-      for (int r = 0; r < w; ++r)
-        if (!done[r])
-          where += (where.empty() ? "" : "; ") + std::string("rank ") + std::to_string(r) + ": " +
-                   (ranks_[r].last_phase.empty() ? phase : ranks_[r].last_phase);
       std::string tails;
-      for (int r = 0; r < w; ++r) {
-        std::string t = rank_log_tail(r, 400);
-        if (!t.empty()) tails += " | rank " + std::to_string(r) + " said: " + t;
-      }
+      for (int r = 0; r < w; ++r)
+        for (bool cand : {false, true}) {
+          if (cand && !ranks_[r].has_candidate) continue;
+          std::string t = log_tail(r, cand, 400);
+          if (!t.empty()) tails += " | " + rank_name(r, cand) + " said: " + t;
+        }
+      const std::string where = where_each_rank_is(done, phase);
       kill_all();
       char secs[32];
       snprintf(secs, sizeof(secs), "%.0f", timeout_s);
@@ -229,68 +306,87 @@ std::vector<nlohmann::json> RankGroup::command(const std::vector<nlohmann::json>
     }
     std::vector<pollfd> fds(w);
     for (int r = 0; r < w; ++r) fds[r] = {ranks_[r].channel.fd(), POLLIN, 0};
-    int rc = poll(fds.data(), fds.size(), int(std::min<long long>(left.count(), 200)));
+    int rc = ::poll(fds.data(), fds.size(), int(std::min<long long>(left.count(), 200)));
     if (rc < 0 && errno != EINTR) throw Error(std::string("poll: ") + std::strerror(errno));
-    if (rc <= 0) continue;
+    if (rc <= 0) {
+      check_alive(phase);
+      continue;
+    }
     for (int r = 0; r < w; ++r) {
       if (!(fds[r].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      wire::Message m;
+      wire::Frame f;
       try {
-        m = ranks_[r].channel.receive();
+        f = wire::receive(ranks_[r].channel);
       } catch (const wire::ClosedError&) {
-        rank_died(r, phase);
+        check_alive(phase);
+        died(r, false, phase);
       }
-      std::string type = m.body.value("type", "");
-      if (type == "phase") {
-        ranks_[r].last_phase = m.body.value("phase", "");
-      } else if (type == "req") {
-        handle_request(r, m);
-      } else if (type == "reply") {
-        if (!m.body.value("ok", false)) {
-          std::string who = m.body.value("who", "");
-          std::string fault = m.body.value("fault", "harness");
-          std::string msg = m.body.value("error", "failed");
-          std::string tail = rank_log_tail(r, 600);
+      if (auto* p = std::get_if<wire::Phase>(&f.body)) {
+        ranks_[r].last_phase = p->what;
+      } else if (auto* q = std::get_if<wire::Request>(&f.body)) {
+        handle_request(r, *q, f.fds);
+      } else if (auto* reply = std::get_if<wire::Reply>(&f.body)) {
+        for (int fd : f.fds) ::close(fd);
+        if (!reply->ok) {
+          const bool candidate_code = reply->fault == wire::Fault::kSolution && reply->who == wire::Who::kCandidate;
+          // A candidate whose process died shows up here first as its harness's report.
+          if (ranks_[r].has_candidate && candidate_code) {
+            usleep(50000);
+            if (ranks_[r].candidate.ended()) died(r, true, phase);
+          }
+          std::string tail = log_tail(r, candidate_code && ranks_[r].has_candidate, 600);
+          const std::string where = ranks_[r].last_phase.empty() ? phase : ranks_[r].last_phase;
           kill_all();
-          throw RankError("rank " + std::to_string(r) + ": " + msg + (tail.empty() ? "" : " [rank output: " + tail + "]"),
-                          fault, who, ranks_[r].last_phase.empty() ? phase : ranks_[r].last_phase);
+          throw RankError("rank " + std::to_string(r) + ": " + reply->error +
+                              (tail.empty() ? "" : " [rank output: " + tail + "]"),
+                          reply->fault == wire::Fault::kSolution ? RankFault::kSolution : RankFault::kHarness,
+                          reply->who, where);
         }
         if (!done[r]) {
           done[r] = true;
-          replies[r] = std::move(m.body);
+          replies[r] = *reply;
           --remaining;
         }
+      } else {
+        for (int fd : f.fds) ::close(fd);
+        kill_all();
+        throw Error("rank " + std::to_string(r) + " sent a frame the launcher does not expect");
       }
     }
   }
   return replies;
 }
 
-nlohmann::json RankGroup::command_one(int rank, const nlohmann::json& body, const std::string& phase, double timeout_s) {
-  ranks_[rank].channel.send(body);
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+wire::Reply RankGroup::command_one(int rank, const wire::Command& c, const std::string& phase, double timeout_s) {
+  wire::send(ranks_[rank].channel, c);
+  const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s);
   for (;;) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) {
       kill_all();
-      throw HangError("hang: rank " + std::to_string(rank) + " did not answer within the limit in phase '" + phase + "'", phase);
+      throw HangError("hang: rank " + std::to_string(rank) + " did not answer within the limit in phase '" + phase + "'",
+                      phase);
     }
     pollfd p{ranks_[rank].channel.fd(), POLLIN, 0};
-    int rc = poll(&p, 1, int(left.count()));
-    if (rc <= 0) continue;
-    wire::Message m;
-    try {
-      m = ranks_[rank].channel.receive();
-    } catch (const wire::ClosedError&) {
-      rank_died(rank, phase);
+    if (::poll(&p, 1, int(std::min<long long>(left.count(), 200))) <= 0) {
+      check_alive(phase);
+      continue;
     }
-    if (m.body.value("type", "") == "reply") {
-      if (!m.body.value("ok", false)) {
-        std::string msg = m.body.value("error", "failed");
+    wire::Frame f;
+    try {
+      f = wire::receive(ranks_[rank].channel);
+    } catch (const wire::ClosedError&) {
+      died(rank, false, phase);
+    }
+    for (int fd : f.fds) ::close(fd);
+    if (auto* reply = std::get_if<wire::Reply>(&f.body)) {
+      if (!reply->ok) {
         kill_all();
-        throw RankError("rank " + std::to_string(rank) + ": " + msg, m.body.value("fault", "harness"), "", phase);
+        throw RankError("rank " + std::to_string(rank) + ": " + reply->error,
+                        reply->fault == wire::Fault::kSolution ? RankFault::kSolution : RankFault::kHarness,
+                        reply->who, phase);
       }
-      return m.body;
+      return *reply;
     }
   }
 }

@@ -1,18 +1,21 @@
-// Starts one mgk-harness process per rank, brokers what needs every rank (symmetric memory
-// handles, host barriers), and watches them: a command that does not finish in time is a
-// hang, reported with the phase each rank was in, and the whole group is killed.
+// Starts the processes of one evaluation, two per rank: mgk-harness (trusted: NCCL, the
+// reference, the oracle, the checks) and, when there is a candidate, mgk-candidate (the
+// model's code, in a sandbox: no network, no secrets, a read-only filesystem but its own
+// scratch directory, no capabilities), joined to its harness by a socket pair. Brokers what
+// needs every rank (symmetric memory handles, host barriers) and watches them all: a
+// command that does not finish in time is a hang, reported with the phase each rank was in;
+// a process that dies is noticed at once; either way the whole group is killed.
 #pragma once
-#include <sys/types.h>
-
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "common/error.h"
-#include "wire/channel.h"
+#include "process/spawn.h"
+#include "runner/isolation.h"
+#include "wire/protocol.h"
 
 namespace mgk::eval {
 
@@ -22,54 +25,78 @@ struct HangError : Error {
   std::string phase;
 };
 
-// A rank reported a failure ("fault": "solution" or "harness"), or died.
+enum class RankFault {
+  kSolution,  // a rank reported the solution's failure (its setup/run, a CUDA error in its work)
+  kHarness,   // a rank reported mgk's own failure
+  kDied,      // a process ended
+};
+
+// A rank reported a failure, or one of its processes died.
 struct RankError : Error {
-  RankError(std::string message, std::string fault_, std::string who_, std::string phase_)
-      : Error(std::move(message)), fault(std::move(fault_)), who(std::move(who_)), phase(std::move(phase_)) {}
-  std::string fault;  // "solution": the kernel's doing; "harness": ours; "died": process ended
-  std::string who;    // "candidate" or "reference" when known
+  RankError(std::string message, RankFault fault_, std::optional<wire::Who> who_, std::string phase_)
+      : Error(std::move(message)), fault(fault_), who(who_), phase(std::move(phase_)) {}
+  RankFault fault;
+  std::optional<wire::Who> who;  // whose code: known for solution faults and a candidate process's death
   std::string phase;
+};
+
+struct GroupSpec {
+  std::filesystem::path harness;                  // mgk-harness
+  std::optional<std::filesystem::path> candidate;  // mgk-candidate; absent: no candidate processes
+  std::vector<int> gpus;                          // gpus[r]: the CUDA ordinal of rank r
+  std::filesystem::path work_dir;                 // logs, sockets, the candidates' scratch dirs
+  // What the candidate processes must be able to read where their sandbox hides it (the
+  // compiled candidate's directory, say, when it lies under the user's home).
+  std::vector<std::filesystem::path> candidate_reads;
+  // How to isolate the candidates; unset: the best this machine has (runner::isolation_status).
+  std::optional<runner::IsolationStatus> isolation;
 };
 
 class RankGroup {
  public:
-  // `gpus[r]` is the CUDA ordinal (as this process sees them) for rank r.
-  RankGroup(const std::filesystem::path& harness, const std::vector<int>& gpus,
-            const std::filesystem::path& work_dir);
-  ~RankGroup();  // kills every rank still alive
+  explicit RankGroup(const GroupSpec& spec);
+  ~RankGroup();  // asks every rank to exit, then kills what is left
   RankGroup(const RankGroup&) = delete;
   RankGroup& operator=(const RankGroup&) = delete;
 
   int world() const { return int(ranks_.size()); }
+  // How the candidate processes are isolated (kNone: a warning was printed).
+  runner::IsolationKind candidate_isolation() const { return isolation_; }
 
-  // Sends bodies[r] to every rank r (one body for all if bodies.size()==1) and waits for
-  // every reply, serving broker requests meanwhile. Throws HangError after `timeout_s`
-  // without all replies, RankError when a rank fails or dies.
-  std::vector<nlohmann::json> command(const std::vector<nlohmann::json>& bodies, const std::string& phase,
-                                      double timeout_s);
-  nlohmann::json command_one(int rank, const nlohmann::json& body, const std::string& phase, double timeout_s);
+  // Sends commands[r] to every rank r (one command for all if commands.size()==1) and
+  // waits for every reply, serving broker requests meanwhile. Throws HangError after
+  // `timeout_s` without all replies, RankError when a rank fails or a process dies.
+  std::vector<wire::Reply> command(const std::vector<wire::Command>& commands, const std::string& phase,
+                                   double timeout_s);
+  wire::Reply command_one(int rank, const wire::Command& c, const std::string& phase, double timeout_s);
 
   void kill_all();
-  std::string rank_log_tail(int rank, size_t max_chars = 2000) const;
+  // The end of what rank r's harness (or its candidate process) printed.
+  std::string log_tail(int rank, bool candidate, size_t max_chars = 2000) const;
 
  private:
   struct Rank {
-    pid_t pid = -1;
+    process::Child harness, candidate;
+    bool has_candidate = false;
     wire::Channel channel;
     std::string last_phase;
-    std::filesystem::path log;
-    bool alive = true;
+    std::filesystem::path log, candidate_log;
   };
-  void handle_request(int rank, wire::Message& m);
-  [[noreturn]] void rank_died(int rank, const std::string& phase);
+  void start(const GroupSpec& spec);
+  void handle_request(int rank, const wire::Request& r, std::vector<int>& fds);
+  // Throws RankError when a process of the group has ended.
+  void check_alive(const std::string& phase);
+  [[noreturn]] void died(int rank, bool candidate, const std::string& phase);
+  std::string where_each_rank_is(const std::vector<bool>& done, const std::string& phase) const;
 
   std::vector<Rank> ranks_;
+  runner::IsolationKind isolation_ = runner::IsolationKind::kNone;
   std::filesystem::path socket_path_;
-  // Pending collective request: which ranks asked, with what.
-  std::string pending_kind_;
+  // The pending collective request: which ranks asked, with what.
+  std::optional<wire::RequestKind> pending_kind_;
   std::vector<bool> pending_arrived_;
   std::vector<int> pending_fds_;
-  std::vector<unsigned long long> pending_bytes_;
+  std::vector<uint64_t> pending_bytes_;
 };
 
 }  // namespace mgk::eval

@@ -4,13 +4,18 @@
 
 #include "common/env.h"
 #include "common/error.h"
-#include "common/subprocess.h"
+#include "process/run.h"
 
 namespace mgk::eval {
 
 std::filesystem::path harness_path() {
   if (auto p = env("MGK_HARNESS")) return *p;
   return self_dir() / "mgk-harness";
+}
+
+std::filesystem::path candidate_path() {
+  if (auto p = env("MGK_CANDIDATE")) return *p;
+  return self_dir() / "mgk-candidate";
 }
 
 std::string MachineInfo::machine_key() const {
@@ -42,19 +47,15 @@ Peaks Peaks::from_calibration(const nlohmann::json& c) {
 
 MachineInfo probe_machine() {
   MachineInfo m;
-  ProcessResult r;
+  process::ProcessResult r;
   try {
-    r = run_process({harness_path().string(), "probe"}, std::chrono::seconds(60));
+    r = process::run_tool({harness_path().string(), "probe"}, std::chrono::seconds(60));
   } catch (const Error& e) {
     m.error = e.what();
     return m;
   }
   if (r.exit_code != 0) {
-    std::string out = r.output;
-    if (out.find("libcuda.so") != std::string::npos)
-      m.error = "the CUDA driver (libcuda.so.1) is not installed: no GPU on this machine";
-    else
-      m.error = "mgk-harness probe failed: " + out.substr(0, 300);
+    m.error = "mgk-harness probe failed (" + r.status_line(60) + "): " + r.output.substr(0, 300);
     return m;
   }
   nlohmann::json j;
@@ -64,7 +65,8 @@ MachineInfo probe_machine() {
     m.error = std::string("mgk-harness probe printed no JSON: ") + r.output.substr(0, 200);
     return m;
   }
-  m.error = j.value("error", "");
+  m.error = j.value("no_gpu", "");
+  m.no_gpu = j.contains("no_gpu");
   m.driver_version = j.value("cuda_driver_version", 0);
   m.runtime_version = j.value("cuda_runtime_version", 0);
   m.nccl_version = j.value("nccl_version", 0);
@@ -84,7 +86,7 @@ nlohmann::json run_calibration(const std::vector<int>& gpus) {
     argv.push_back("--gpus");
     argv.push_back(list);
   }
-  ProcessResult r = run_process(argv, std::chrono::minutes(5));
+  process::ProcessResult r = process::run_tool(argv, std::chrono::minutes(5));
   if (r.exit_code != 0) throw Error("calibration failed: " + r.output.substr(0, 500));
   return nlohmann::json::parse(r.output.substr(r.output.find('{')));
 }

@@ -28,7 +28,8 @@ struct MachineInfo {
   std::vector<GpuInfo> gpus;
   std::vector<PeerLink> peers;
   int driver_version = 0, runtime_version = 0, nccl_version = 0;
-  std::string error;  // why no GPU could be queried, when gpus is empty
+  std::string error;   // why no GPU could be queried, when gpus is empty
+  bool no_gpu = false;  // the probe said cleanly: no driver, or a driver that sees no GPU
   std::string gpu_model() const { return gpus.empty() ? "none" : gpus.front().name; }
   // A stable key for calibrations and tuning results: model x count, driver.
   std::string machine_key() const;
@@ -42,7 +43,8 @@ struct Peaks {
   static Peaks from_calibration(const nlohmann::json& calibration);
 };
 
-std::filesystem::path harness_path();  // $MGK_HARNESS, else mgk-harness beside mgk
+std::filesystem::path harness_path();    // $MGK_HARNESS, else mgk-harness beside mgk
+std::filesystem::path candidate_path();  // $MGK_CANDIDATE, else mgk-candidate beside mgk
 
 // Runs `mgk-harness probe`. Never throws for a machine without GPUs: error says why.
 MachineInfo probe_machine();

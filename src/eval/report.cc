@@ -31,13 +31,15 @@ std::string format_report(const EvalResult& r, const std::string& gpu_model) {
   std::string gpus;
   for (int g : r.gpus) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
   out << r.problem << " on " << r.world_size << " x " << gpu_model << (gpus.empty() ? "" : " (GPUs " + gpus + ")")
-      << ", kernel " << r.kernel_hash.substr(0, 12) << (r.compile_cached ? " (compile cached)" : "") << "\n";
+      << ", kernel " << r.source_sha256.substr(0, 12) << (r.compile_cached ? " (compile cached)" : "")
+      << (r.isolation.empty() ? "" : ", candidate isolated by " + r.isolation) << "\n";
   if (!r.sizes.empty()) {
     out << pad("size", 8) << pad("trials", 8) << pad("reference median (p10-p90)", 30)
         << pad("candidate median (p10-p90)", 30) << pad("speedup", 9) << pad("roofline", 14) << "verdict\n";
     for (const auto& s : r.sizes) {
       char sp[32] = "-";
       if (s.speedup > 0) snprintf(sp, sizeof(sp), "%.2fx", s.speedup);
+      if (s.candidate && !s.credible) snprintf(sp, sizeof(sp), "no: <floor");
       std::string roof = "-";
       if (s.roofline_fraction) {
         char b[32];
@@ -52,7 +54,8 @@ std::string format_report(const EvalResult& r, const std::string& gpu_model) {
         if (!s.mismatch.empty()) {
           auto m = nlohmann::json::parse(s.mismatch);
           out << "  first mismatch: output '" << m.value("output", "") << "' rank " << m.value("rank", -1) << " index "
-              << m.value("index", "") << ": got " << m["got"].dump() << ", expected " << m["expected"].dump();
+              << m.value("index", "") << ": got " << (m["got"].is_null() ? "nan" : m["got"].dump()) << ", expected "
+              << m["expected"].dump();
           if (m.value("bound", 0.0) > 0) out << " (allowed error " << m["bound"].dump() << ")";
           out << "; " << m.value("failures", 0ull) << " of " << m.value("numel", 0ll) << " elements wrong\n";
         }

@@ -48,7 +48,10 @@ nlohmann::json EvalResult::to_json() const {
                      {"correct", s.correct},
                      {"trials_passed", s.trials_passed},
                      {"failure", s.failure},
+                     {"failure_kind", s.failure_kind},
+                     {"timed_calls_checked", s.timed_calls_checked},
                      {"speedup", s.speedup},
+                     {"credible", s.credible},
                      {"roofline_us", s.roofline_us},
                      {"roofline_bound", s.roofline_bound}};
     j["mismatch"] = s.mismatch.empty() ? nlohmann::json(nullptr) : nlohmann::json::parse(s.mismatch);
@@ -59,7 +62,9 @@ nlohmann::json EvalResult::to_json() const {
     sj.push_back(j);
   }
   return {{"verdict", to_string(verdict)}, {"message", message},       {"problem", problem},
-          {"world_size", world_size},      {"gpus", gpus},             {"kernel_hash", kernel_hash},
+          {"world_size", world_size},      {"gpus", gpus},             {"source_sha256", source_sha256},
+          {"build_key", build_key},        {"isolation", isolation},   {"timed", timed},
+          {"not_timed", not_timed},
           {"compile_log", compile_log},    {"compile_seconds", compile_seconds},
           {"compile_cached", compile_cached}, {"wall_seconds", wall_seconds}, {"phase", phase},
           {"sizes", sj}};
@@ -72,7 +77,11 @@ EvalResult EvalResult::from_json(const nlohmann::json& j) {
   r.problem = j.value("problem", "");
   r.world_size = j.value("world_size", 0);
   r.gpus = j.value("gpus", std::vector<int>{});
-  r.kernel_hash = j.value("kernel_hash", "");
+  r.source_sha256 = j.value("source_sha256", "");
+  r.build_key = j.value("build_key", j.value("kernel_hash", ""));  // results stored before 2026-12-01
+  r.isolation = j.value("isolation", "");
+  r.timed = j.value("timed", false);
+  r.not_timed = j.value("not_timed", "");
   r.compile_log = j.value("compile_log", "");
   r.compile_seconds = j.value("compile_seconds", 0.0);
   r.compile_cached = j.value("compile_cached", false);
@@ -84,6 +93,9 @@ EvalResult EvalResult::from_json(const nlohmann::json& j) {
     s.correct = sj.value("correct", false);
     s.trials_passed = sj.value("trials_passed", 0);
     s.failure = sj.value("failure", "");
+    s.failure_kind = sj.value("failure_kind", "");
+    s.timed_calls_checked = sj.value("timed_calls_checked", 0);
+    s.credible = sj.value("credible", true);
     if (sj.contains("mismatch") && !sj["mismatch"].is_null()) s.mismatch = sj["mismatch"].dump();
     if (sj.contains("reference") && !sj["reference"].is_null()) s.reference = timing_from(sj["reference"]);
     if (sj.contains("candidate") && !sj["candidate"].is_null()) s.candidate = timing_from(sj["candidate"]);

@@ -36,11 +36,16 @@ struct SizeResult {
   bool correct = false;
   int trials_passed = 0;
   std::string failure;                // one line: why it failed, empty when correct
+  std::string failure_kind;           // mismatch, modified_input, incomplete; empty when correct
   std::string mismatch;               // the mismatch report (output, rank, index, got, expected)
+  int timed_calls_checked = 0;        // timed calls (per rank) whose outputs were judged
   std::optional<Timing> reference;    // absent when timing was skipped or failed
   std::optional<Timing> candidate;
   std::optional<Timing> floor;        // an empty kernel under the same timing protocol
-  double speedup = 0;                 // reference median / candidate median
+  double speedup = 0;                 // reference median / candidate median; 0 when not credible
+  // False when the candidate's median is below the timing floor: a time no kernel can
+  // have, so the clock was fooled; no speedup is reported for it.
+  bool credible = true;
   std::optional<double> roofline_fraction;  // roofline time / candidate median
   double roofline_us = 0;
   std::string roofline_bound;         // "link", "hbm" or "flops": the term that binds
@@ -52,8 +57,14 @@ struct EvalResult {
   std::string problem;
   int world_size = 0;
   std::vector<int> gpus;
-  std::string kernel_hash;      // hash of source + flags (the compile cache key)
+  std::string source_sha256;    // of the kernel source compiled: its identity in the store
+  std::string build_key;        // the compile cache key (preprocessed source + flags + nvcc)
+  std::string isolation;        // how the candidate processes were isolated: bubblewrap,
+                                // namespaces, none; empty when none ran
+  bool timed = false;           // false: correctness only (not_timed says why)
+  std::string not_timed;
   std::string compile_log;      // nvcc output (warnings even on success)
+  std::string source;           // the exact bytes compiled, for the store (not in the JSON)
   double compile_seconds = 0;
   bool compile_cached = false;
   double wall_seconds = 0;

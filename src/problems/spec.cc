@@ -8,39 +8,19 @@
 
 namespace mgk::problems {
 
-namespace {
-struct DTypeInfo {
-  const char* name;
-  DType type;
-  int bytes;
-  bool is_float;
-  double unit_roundoff;
-};
-constexpr DTypeInfo kDTypes[] = {
-    {"bf16", DType::kBF16, 2, true, 0x1p-8},  {"f16", DType::kF16, 2, true, 0x1p-11},
-    {"f32", DType::kF32, 4, true, 0x1p-24},   {"f64", DType::kF64, 8, true, 0x1p-53},
-    {"i32", DType::kI32, 4, false, 0},        {"i64", DType::kI64, 8, false, 0},
-    {"u8", DType::kU8, 1, false, 0},
-};
-const DTypeInfo& info(DType t) {
-  for (const auto& d : kDTypes)
-    if (d.type == t) return d;
-  throw Error("unknown dtype enum");
-}
-}  // namespace
-
 DType dtype_from_string(const std::string& s) {
+  if (const DTypeInfo* d = dtype_info(std::string_view(s))) return d->id;
   std::string valid;
-  for (const auto& d : kDTypes) {
-    if (s == d.name) return d.type;
-    valid += std::string(valid.empty() ? "" : ", ") + d.name;
-  }
+  for (const auto& d : kDTypes) valid += std::string(valid.empty() ? "" : ", ") + d.name;
   throw UsageError("unknown dtype '" + s + "' (valid: " + valid + ")");
 }
-const char* to_string(DType t) { return info(t).name; }
-int dtype_bytes(DType t) { return info(t).bytes; }
-bool is_float(DType t) { return info(t).is_float; }
-double unit_roundoff(DType t) { return info(t).unit_roundoff; }
+const char* to_string(DType t) { return dtype_name(t); }
+int dtype_bytes(DType t) { return int(dtype_size(t)); }
+bool is_float(DType t) { return dtype_is_float(t); }
+double unit_roundoff(DType t) {
+  const DTypeInfo* d = dtype_info(t);
+  return d ? d->unit_roundoff : 0;
+}
 
 namespace {
 

@@ -11,9 +11,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "mgk/dtype_table.h"
+
 namespace mgk::problems {
 
-enum class DType { kBF16, kF16, kF32, kF64, kI32, kI64, kU8 };
+// The ABI's element type; names and sizes come from the one table (mgk/dtype_table.h).
+using DType = mgk_dtype;
 DType dtype_from_string(const std::string& s);  // UsageError listing valid names
 const char* to_string(DType t);
 int dtype_bytes(DType t);

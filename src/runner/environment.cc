@@ -5,8 +5,6 @@
 
 #include "common/error.h"
 
-extern char** environ;
-
 namespace mgk::runner {
 namespace {
 std::string upper(std::string s) {
@@ -19,6 +17,9 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 bool starts_with(const std::string& s, const std::string& prefix) {
   return s.compare(0, prefix.size(), prefix) == 0;
 }
+bool any_of(const std::string& name, std::initializer_list<const char*> exact) {
+  return std::any_of(exact.begin(), exact.end(), [&](const char* e) { return name == e; });
+}
 }  // namespace
 
 bool looks_like_secret(const std::string& name) {
@@ -28,35 +29,32 @@ bool looks_like_secret(const std::string& name) {
          n.find("PASSWORD") != std::string::npos || n.find("CREDENTIAL") != std::string::npos;
 }
 
-bool passes_through(const std::string& name) {
+bool passes_through(const std::string& name, EnvPolicy policy) {
   if (looks_like_secret(name)) return false;
-  static const char* const exact[] = {"PATH", "LANG", "TERM", "TZ", "LD_LIBRARY_PATH",
-                                      "MGK_DB", "MGK_HOME", "MGK_ROOT"};
-  for (const char* e : exact)
-    if (name == e) return true;
-  return starts_with(name, "LC_") || starts_with(name, "CUDA_") || starts_with(name, "NCCL_") ||
-         starts_with(name, "NVSHMEM_");
-}
-
-EnvMap current_environment() {
-  EnvMap env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    std::string entry(*e);
-    auto eq = entry.find('=');
-    if (eq == std::string::npos || eq == 0) continue;
-    env.emplace(entry.substr(0, eq), entry.substr(eq + 1));
+  const bool locale = any_of(name, {"LANG", "TZ"}) || starts_with(name, "LC_");
+  const bool cuda = name == "LD_LIBRARY_PATH" || starts_with(name, "CUDA_");
+  const bool nccl = starts_with(name, "NCCL_") || starts_with(name, "NVSHMEM_");
+  switch (policy) {
+    case EnvPolicy::kShellCommand:
+      return locale || cuda || nccl || any_of(name, {"PATH", "TERM", "MGK_DB", "MGK_HOME", "MGK_ROOT"});
+    case EnvPolicy::kTrustedRank:
+      return locale || cuda || nccl || any_of(name, {"PATH", "TMPDIR"}) || starts_with(name, "NVIDIA_");
+    case EnvPolicy::kCandidate:
+      return locale || cuda || starts_with(name, "NVIDIA_");
+    case EnvPolicy::kCompiler:
+      return locale || cuda || any_of(name, {"PATH", "TMPDIR"});
   }
-  return env;
+  return false;
 }
 
-EnvMap scrubbed_environment(const EnvMap& parent, const EnvMap& extra,
-                            const std::filesystem::path& home) {
+EnvMap scrubbed_environment(const EnvMap& parent, const EnvMap& extra, const std::filesystem::path& home,
+                            EnvPolicy policy) {
   EnvMap env;
   for (const auto& [name, value] : parent)
-    if (passes_through(name)) env[name] = value;
+    if (passes_through(name, policy)) env[name] = value;
   for (const auto& [name, value] : extra) {
     if (looks_like_secret(name))
-      throw Error("refusing to pass '" + name + "' into a sandbox: it looks like a credential");
+      throw Error("refusing to pass '" + name + "' into a child process: it looks like a credential");
     env[name] = value;
   }
   if (env.find("PATH") == env.end()) env["PATH"] = "/usr/local/bin:/usr/bin:/bin";

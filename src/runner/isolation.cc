@@ -1,8 +1,11 @@
 #include "runner/isolation.h"
 
+#include <unistd.h>
+
 #include <system_error>
 
-#include "runner/process.h"
+#include "process/run.h"
+#include "runner/namespaces.h"
 
 namespace mgk::runner {
 namespace fs = std::filesystem;
@@ -17,52 +20,77 @@ std::vector<fs::path> gpu_device_nodes() {
   return nodes;
 }
 
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+// Runs `true` inside `sandbox` (a throwaway layout); empty when it worked, else why not.
+std::string try_sandbox(const IsolationStatus& how) {
+  try {
+    SandboxLayout layout;
+    layout.writable_dir = fs::temp_directory_path();
+    layout.drop_capabilities = true;
+    Sandbox sandbox(how, layout);
+    process::RunSpec trial;
+    trial.argv = sandbox.command({"true"});
+    trial.env = {{"PATH", "/usr/bin:/bin"}};
+    trial.working_dir = "/";
+    trial.timeout_s = 20;
+    trial.hook = sandbox.hook();
+    process::ProcessResult ran = process::run(trial);
+    if (ran.ok()) return "";
+    std::string why = first_line(ran.output);
+    return why.empty() ? ran.status_line(trial.timeout_s) : why;
+  } catch (const std::exception& e) {
+    return std::string("could not be tried: ") + e.what();
+  }
+}
 }  // namespace
+
+const char* to_string(IsolationKind k) {
+  switch (k) {
+    case IsolationKind::kBubblewrap: return "bubblewrap";
+    case IsolationKind::kNamespaces: return "namespaces";
+    case IsolationKind::kNone: return "none";
+  }
+  return "?";
+}
 
 BubblewrapStatus probe_bubblewrap(const std::string& path_list) {
   BubblewrapStatus status;
-  const std::string bwrap = find_program("bwrap", path_list).string();
+  const std::string bwrap = process::find_program("bwrap", path_list).string();
   if (bwrap.empty()) {
     status.problem = "bubblewrap (bwrap) is not installed";
     return status;
   }
   status.program = bwrap;
-  try {
-    SandboxLayout layout;
-    layout.writable_dir = fs::temp_directory_path();
-    ProcessSpec trial;
-    trial.argv = bubblewrap_prefix(bwrap, layout);
-    trial.argv.push_back("true");
-    trial.env = {{"PATH", "/usr/bin:/bin"}};
-    trial.working_dir = "/";
-    trial.timeout_s = 20;
-    ProcessResult ran = run_process(trial);
-    if (!ran.ok()) {
-      std::string why = ran.output.substr(0, ran.output.find('\n'));
-      status.problem = "bwrap cannot create a sandbox here (" +
-                       (why.empty() ? ran.status_line(trial.timeout_s) : why) + ")";
-      return status;
-    }
-  } catch (const std::exception& e) {
-    status.problem = std::string("bwrap could not be tried: ") + e.what();
+  std::string why = try_sandbox({IsolationKind::kBubblewrap, bwrap, ""});
+  if (!why.empty()) {
+    status.problem = "bwrap cannot create a sandbox here (" + why + ")";
     return status;
   }
   status.usable = true;
   return status;
 }
 
-const BubblewrapStatus& bubblewrap_status() {
-  static const BubblewrapStatus status = [] {
-    EnvMap env = current_environment();
-    return probe_bubblewrap(env.count("PATH") ? env["PATH"] : "/usr/bin:/bin");
+IsolationStatus probe_isolation(const std::string& path_list) {
+  BubblewrapStatus bwrap = probe_bubblewrap(path_list);
+  if (bwrap.usable) return {IsolationKind::kBubblewrap, bwrap.program, ""};
+  std::string why = try_sandbox({IsolationKind::kNamespaces, "", ""});
+  if (why.empty()) return {IsolationKind::kNamespaces, "", bwrap.problem};
+  return {IsolationKind::kNone, "", bwrap.problem + ", and the kernel's namespaces cannot be entered (" + why + ")"};
+}
+
+const IsolationStatus& isolation_status() {
+  static const IsolationStatus status = [] {
+    process::EnvMap env = process::current_environment();
+    return probe_isolation(env.count("PATH") ? env["PATH"] : "/usr/bin:/bin");
   }();
   return status;
 }
 
 std::string unisolated_warning(const std::string& problem) {
-  return problem + ": sandboxed commands run WITHOUT isolation (they can reach the network, "
-         "write outside their directory and see other processes); install bubblewrap and allow "
-         "user namespaces to isolate them";
+  return problem + ": sandboxed processes run WITHOUT isolation (they can reach the network, "
+         "write outside their directory and see other processes); install bubblewrap, or run "
+         "mgk as root or where user namespaces are allowed, to isolate them";
 }
 
 std::vector<std::string> bubblewrap_prefix(const std::string& bwrap, const SandboxLayout& layout) {
@@ -71,6 +99,8 @@ std::vector<std::string> bubblewrap_prefix(const std::string& bwrap, const Sandb
                                 "--ro-bind",     "/",                 "/",
                                 "--dev",         "/dev",              "--proc",
                                 "/proc",         "--tmpfs",           "/tmp"};
+  // As root bwrap keeps every capability unless told otherwise; as a user it keeps none.
+  if (layout.drop_capabilities && ::geteuid() == 0) a.insert(a.end(), {"--cap-drop", "ALL"});
   if (layout.gpus)
     for (const auto& node : gpu_device_nodes()) {
       a.insert(a.end(), {"--dev-bind", node.string(), node.string()});
@@ -81,5 +111,28 @@ std::vector<std::string> bubblewrap_prefix(const std::string& bwrap, const Sandb
   a.insert(a.end(), {"--bind", dir, dir, "--chdir", dir, "--"});
   return a;
 }
+
+Sandbox::Sandbox(const IsolationStatus& how, const SandboxLayout& layout) : kind_(how.kind) {
+  if (kind_ == IsolationKind::kBubblewrap) {
+    prefix_ = bubblewrap_prefix(how.bwrap, layout);
+  } else if (kind_ == IsolationKind::kNamespaces) {
+    NamespaceLayout ns;
+    ns.writable_dir = layout.writable_dir.string();
+    for (const auto& h : layout.hidden) ns.hidden.push_back(h.string());
+    for (const auto& r : layout.read_only) ns.read_only.push_back(r.string());
+    ns.drop_capabilities = layout.drop_capabilities;
+    namespaces_ = std::make_unique<NamespaceSandbox>(std::move(ns));
+  }
+}
+
+Sandbox::~Sandbox() = default;
+
+std::vector<std::string> Sandbox::command(const std::vector<std::string>& argv) const {
+  std::vector<std::string> a = prefix_;
+  a.insert(a.end(), argv.begin(), argv.end());
+  return a;
+}
+
+process::ChildHook Sandbox::hook() const { return namespaces_ ? namespaces_->hook() : process::ChildHook{}; }
 
 }  // namespace mgk::runner

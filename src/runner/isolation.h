@@ -1,13 +1,20 @@
-// Isolation of sandboxed commands with bubblewrap (bwrap): no network, a read-only view of
-// the system, the sandbox directory the only writable place (with a private /tmp and
-// /dev/shm), the GPUs' device nodes bound in, the user's home hidden, its own PID namespace
-// (a command cannot see mgk's process or its environment), and death with its parent.
+// How a sandboxed process is isolated: bubblewrap (bwrap) where it is installed and works,
+// else the kernel's namespaces entered directly (runner/namespaces.h, what `unshare` does),
+// else nothing, with a warning that says so. Either way the process gets no network, a
+// read-only view of the system with one writable directory (and a private /tmp and
+// /dev/shm), the user's home hidden, its own PID namespace (it cannot see mgk's process or
+// its environment), the GPUs' device nodes, and death with its parent.
 #pragma once
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "process/spawn.h"
+
 namespace mgk::runner {
+
+class NamespaceSandbox;
 
 struct BubblewrapStatus {
   bool usable = false;
@@ -19,20 +26,52 @@ struct BubblewrapStatus {
 // the same namespaces the real ones use.
 BubblewrapStatus probe_bubblewrap(const std::string& path_list);
 
-// probe_bubblewrap on this process's PATH, once per process (thread-safe), cached.
-const BubblewrapStatus& bubblewrap_status();
+enum class IsolationKind { kBubblewrap, kNamespaces, kNone };
+const char* to_string(IsolationKind k);
 
-// The warning printed when commands must run without isolation.
+struct IsolationStatus {
+  IsolationKind kind = IsolationKind::kNone;
+  std::string bwrap;    // kBubblewrap: the program
+  std::string problem;  // why bubblewrap (and, for kNone, the namespaces too) are not usable
+};
+
+// Bubblewrap when usable, else namespaces when a trial child can enter them, else none.
+IsolationStatus probe_isolation(const std::string& path_list);
+// probe_isolation on this process's PATH, once per process (thread-safe), cached.
+const IsolationStatus& isolation_status();
+
+// The warning printed when processes must run without isolation.
 std::string unisolated_warning(const std::string& problem);
 
 struct SandboxLayout {
   std::filesystem::path writable_dir;            // bound read-write; the working directory
   std::vector<std::filesystem::path> hidden;     // each replaced by an empty tmpfs
   std::vector<std::filesystem::path> read_only;  // bound read-only (after hiding)
-  bool gpus = true;                              // bind /dev/nvidia* (those that exist)
+  bool gpus = true;                              // bubblewrap: bind /dev/nvidia* (those that exist)
+  bool drop_capabilities = false;                // none at all, even as root
 };
 
 // The bwrap command line that runs a command inside `layout`; the command's argv follows.
 std::vector<std::string> bubblewrap_prefix(const std::string& bwrap, const SandboxLayout& layout);
+
+// One way to start processes inside a layout, prepared once: a bwrap prefix on argv, or a
+// hook that enters namespaces in the child, or (kNone) neither.
+class Sandbox {
+ public:
+  Sandbox(const IsolationStatus& how, const SandboxLayout& layout);
+  ~Sandbox();
+  Sandbox(const Sandbox&) = delete;
+  Sandbox& operator=(const Sandbox&) = delete;
+
+  IsolationKind kind() const { return kind_; }
+  bool isolated() const { return kind_ != IsolationKind::kNone; }
+  std::vector<std::string> command(const std::vector<std::string>& argv) const;  // prefix + argv
+  process::ChildHook hook() const;  // valid while this Sandbox lives
+
+ private:
+  IsolationKind kind_;
+  std::vector<std::string> prefix_;
+  std::unique_ptr<NamespaceSandbox> namespaces_;
+};
 
 }  // namespace mgk::runner

@@ -132,8 +132,9 @@ Measurement EvalObjective::measure(const Config& config) {
         Measurement m;
         m.status = TrialStatus::kCompile;
         m.compile_seconds = c.seconds;
-        m.message = !c.policy_violation.empty() ? "refused: " + c.policy_violation
-                                                : first_error_line(c.log);
+        m.message = !c.refusal.empty()     ? "refused: " + c.refusal
+                    : !c.unreadable.empty() ? c.unreadable
+                                            : first_error_line(c.log);
         if (m.message.empty()) m.message = "nvcc failed with no output";
         return m;
       }

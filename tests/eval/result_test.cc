@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include "eval/report.h"
 
 namespace mgk::eval {
@@ -14,7 +16,10 @@ EvalResult sample() {
   r.problem = "collectives/all_reduce";
   r.world_size = 2;
   r.gpus = {0, 1};
-  r.kernel_hash = "abc123";
+  r.source_sha256 = "abc123";
+  r.build_key = "def456";
+  r.isolation = "namespaces";
+  r.timed = true;
   r.compile_log = "warning: x";
   r.compile_seconds = 1.5;
   SizeResult ok;
@@ -31,7 +36,7 @@ EvalResult sample() {
   SizeResult bad;
   bad.size = "odd";
   bad.failure = "output mismatch";
-  bad.mismatch = R"json({"output":"y","rank":1,"index":"[7]","got":"nan","expected":1.5,"bound":0.01,"failures":10,"numel":333333})json";
+  bad.mismatch = R"json({"output":"y","rank":1,"index":"[7]","got":null,"expected":1.5,"bound":0.01,"failures":10,"numel":333333})json";
   r.sizes = {ok, bad};
   return r;
 }
@@ -40,13 +45,26 @@ TEST(EvalResult, JsonRoundTripKeepsEveryNumber) {
   EvalResult r = sample();
   nlohmann::json j = r.to_json();
   EXPECT_EQ(j["verdict"], "incorrect");
-  EXPECT_EQ(j["sizes"][1]["mismatch"]["got"], "nan");
+  EXPECT_TRUE(j["sizes"][1]["mismatch"]["got"].is_null()) << "NaN travels as null";
   EvalResult back = EvalResult::from_json(j);
   EXPECT_EQ(back.to_json(), j);
   EXPECT_DOUBLE_EQ(back.sizes[0].candidate->per_rank_median_us[1], 9.9);
   EXPECT_FALSE(back.sizes[1].reference.has_value());
   EXPECT_DOUBLE_EQ(back.sizes[0].floor->median_us, 4.1);
   EXPECT_FALSE(back.sizes[1].floor.has_value());
+}
+
+TEST(Report, ATimeUnderTheFloorIsNotCreditedAsASpeedup) {
+  EvalResult r = sample();
+  r.verdict = Verdict::kCorrect;
+  r.sizes.resize(1);
+  r.sizes[0].candidate = Timing{2.0, 1.9, 2.2, 1.8, 100, {2.0, 2.0}};
+  r.sizes[0].credible = false;
+  r.sizes[0].speedup = 0;
+  std::string text = format_report(r, "NVIDIA H200");
+  EXPECT_NE(text.find("no: <floor"), std::string::npos) << text;
+  EXPECT_FALSE(std::regex_search(text, std::regex("[0-9]\\.[0-9]+x"))) << "no speedup may be printed: " << text;
+  EXPECT_FALSE(EvalResult::from_json(r.to_json()).sizes[0].credible);
 }
 
 TEST(EvalResult, VerdictNamesRoundTrip) {
@@ -59,7 +77,7 @@ TEST(Report, TableShowsTimesSpeedupRooflineAndTheMismatch) {
   std::string text = format_report(sample(), "NVIDIA H200");
   EXPECT_NE(text.find("2.00x"), std::string::npos) << text;
   EXPECT_NE(text.find("40% link"), std::string::npos) << text;
-  EXPECT_NE(text.find("output 'y' rank 1 index [7]: got \"nan\""), std::string::npos) << text;
+  EXPECT_NE(text.find("output 'y' rank 1 index [7]: got nan, expected 1.5 (allowed error 0.01)"), std::string::npos) << text;
   EXPECT_NE(text.find("verdict: incorrect"), std::string::npos) << text;
   EXPECT_NE(text.find("timing floor (an empty kernel, timed the same way): small 4.10 us"), std::string::npos) << text;
   EXPECT_EQ(format_us(12.345), "12.3 us");

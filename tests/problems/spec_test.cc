@@ -40,14 +40,14 @@ TEST(Spec, ResolvesShapesPerRankAndCost) {
   Spec s = parse_spec(minimal(), "cat/p", "/tmp/p");
   Resolved r0 = resolve(s, "small", "", 4, 0);
   Resolved r1 = resolve(s, "small", "f32", 4, 1);
-  EXPECT_EQ(r0.dtype, DType::kBF16);  // first dtype is the default
-  EXPECT_EQ(r1.dtype, DType::kF32);
+  EXPECT_EQ(r0.dtype, MGK_BF16);  // first dtype is the default
+  EXPECT_EQ(r1.dtype, MGK_F32);
   EXPECT_EQ(r0.inputs[0].shape, (std::vector<long long>{1024}));
   EXPECT_EQ(r1.inputs[0].numel, 0);
   // Symmetric buffers are as large as the largest rank's everywhere.
   EXPECT_EQ(r1.inputs[0].max_bytes_over_ranks, 1024 * 4);
   EXPECT_EQ(r0.outputs[1].shape, (std::vector<long long>{2, 256}));
-  EXPECT_EQ(r0.outputs[1].dtype, DType::kI64);
+  EXPECT_EQ(r0.outputs[1].dtype, MGK_I64);
   EXPECT_DOUBLE_EQ(r0.cost.flops, 3 * 256);
   EXPECT_DOUBLE_EQ(r0.cost.link_bytes, 3 * 256 * 2);
   EXPECT_DOUBLE_EQ(r1.cost.link_bytes, 256 * 4);

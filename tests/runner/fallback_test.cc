@@ -36,13 +36,27 @@ TEST(BubblewrapProbe, TheWarningSaysWhatIsLostAndWhatToDo) {
   std::string w = unisolated_warning("bubblewrap (bwrap) is not installed");
   EXPECT_NE(w.find("WITHOUT isolation"), std::string::npos);
   EXPECT_NE(w.find("install bubblewrap"), std::string::npos);
+  EXPECT_NE(w.find("user namespaces"), std::string::npos);
+}
+
+// Without bubblewrap the kernel's namespaces are the next choice: what the GPU machines
+// (no bubblewrap there) use.
+TEST(IsolationProbe, FallsBackToNamespacesWithoutBubblewrap) {
+  test::TempDir empty("mgk-nobwrap");
+  IsolationStatus s = probe_isolation(empty.path().string());
+  if (s.kind == IsolationKind::kNone) {
+    EXPECT_NE(s.problem.find("namespaces cannot be entered"), std::string::npos) << s.problem;
+    GTEST_SKIP() << "this machine allows no namespaces: " << s.problem;
+  }
+  EXPECT_EQ(s.kind, IsolationKind::kNamespaces);
+  EXPECT_EQ(s.problem, "bubblewrap (bwrap) is not installed");
 }
 
 TEST(Fallback, AutoRunsUnisolatedAndRequireRefuses) {
   test::TempDir dir("mgk-fallback");
   RunnerOptions o;
   o.sandbox_dir = dir.path();
-  o.bubblewrap = BubblewrapStatus{false, "", "bubblewrap (bwrap) is not installed"};
+  o.isolation_status = IsolationStatus{IsolationKind::kNone, "", "bubblewrap (bwrap) is not installed"};
   o.isolation = IsolationMode::kAuto;
   Runner unisolated(o);
   EXPECT_FALSE(unisolated.isolated());
@@ -52,7 +66,8 @@ TEST(Fallback, AutoRunsUnisolatedAndRequireRefuses) {
     Runner refused(o);
     FAIL() << "a required isolation was silently dropped";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("bubblewrap (bwrap) is not installed; isolation was required"),
+    EXPECT_NE(std::string(e.what()).find("bubblewrap (bwrap) is not installed; isolation was required: install "
+                                         "bubblewrap, or allow user namespaces"),
               std::string::npos)
         << e.what();
   }

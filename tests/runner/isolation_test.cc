@@ -1,5 +1,6 @@
-// The runner with bubblewrap: what a sandboxed command can no longer see or touch. Skipped
-// (with the reason) on machines where bwrap cannot create namespaces.
+// The runner isolated, by bubblewrap and by the kernel's namespaces (the fallback where
+// bwrap is missing): what a sandboxed command can no longer see or touch. Each kind is
+// skipped (with the reason) where it cannot be used.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -19,16 +20,24 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class IsolatedRunner : public ::testing::Test {
+class IsolatedRunner : public ::testing::TestWithParam<IsolationKind> {
  protected:
   void SetUp() override {
-    if (!bubblewrap_status().usable) GTEST_SKIP() << bubblewrap_status().problem;
+    if (GetParam() == IsolationKind::kBubblewrap) {
+      BubblewrapStatus b = probe_bubblewrap("/usr/bin:/bin");
+      if (!b.usable) GTEST_SKIP() << b.problem;
+      how_ = {IsolationKind::kBubblewrap, b.program, ""};
+    } else {
+      how_ = {IsolationKind::kNamespaces, "", ""};
+    }
   }
   Runner make(RunnerOptions o = {}) {
     o.sandbox_dir = dir_.path();
     o.isolation = IsolationMode::kRequire;
+    o.isolation_status = how_;
     return Runner(o);
   }
+  IsolationStatus how_;
   test::TempDir dir_{"mgk-sandbox"};
 };
 
@@ -63,7 +72,7 @@ std::string connect_script(int port) {
          " && echo CONNECTED || echo REFUSED";
 }
 
-TEST_F(IsolatedRunner, CannotReachTheNetworkOfTheParent) {
+TEST_P(IsolatedRunner, CannotReachTheNetworkOfTheParent) {
   LoopbackListener listener;
   Runner r = make();
   ASSERT_TRUE(r.isolated());
@@ -72,7 +81,7 @@ TEST_F(IsolatedRunner, CannotReachTheNetworkOfTheParent) {
   EXPECT_FALSE(listener.someone_connected());
 }
 
-TEST_F(IsolatedRunner, TheSameConnectionSucceedsUnisolated) {  // the check above can see one
+TEST_P(IsolatedRunner, TheSameConnectionSucceedsUnisolated) {  // the check above can see one
   LoopbackListener listener;
   RunnerOptions o;
   o.sandbox_dir = dir_.path();
@@ -82,7 +91,7 @@ TEST_F(IsolatedRunner, TheSameConnectionSucceedsUnisolated) {  // the check abov
   EXPECT_TRUE(listener.someone_connected());
 }
 
-TEST_F(IsolatedRunner, WritesOnlyInsideItsDirectory) {
+TEST_P(IsolatedRunner, WritesOnlyInsideItsDirectory) {
   test::TempDir outside("mgk-outside");
   const fs::path host_tmp_file = outside.path().parent_path() / (outside.path().filename().string() + ".tmpfile");
   Runner r = make();
@@ -98,7 +107,7 @@ TEST_F(IsolatedRunner, WritesOnlyInsideItsDirectory) {
   EXPECT_FALSE(fs::exists(host_tmp_file));  // it wrote to its own /tmp, not the host's
 }
 
-TEST_F(IsolatedRunner, CannotFindTheApiKeyAnywhereInProc) {
+TEST_P(IsolatedRunner, CannotFindTheApiKeyAnywhereInProc) {
   ::setenv("OPENAI_API_KEY", "sk-isolated-secret-0003", 1);
   Runner r = make();
   ProcessResult res = r.run_shell(
@@ -108,7 +117,7 @@ TEST_F(IsolatedRunner, CannotFindTheApiKeyAnywhereInProc) {
   EXPECT_EQ(res.output.find("_tests"), std::string::npos) << "the test process is visible";
 }
 
-TEST_F(IsolatedRunner, TheUsersHomeIsHidden) {
+TEST_P(IsolatedRunner, TheUsersHomeIsHidden) {
   test::TempDir fake_home("mgk-fake-home");
   std::ofstream(fake_home.path() / ".netrc") << "machine api password hunter2\n";
   const char* real_home = std::getenv("HOME");
@@ -121,7 +130,7 @@ TEST_F(IsolatedRunner, TheUsersHomeIsHidden) {
   EXPECT_NE(res.output.find("hidden"), std::string::npos) << res.output;
 }
 
-TEST_F(IsolatedRunner, TheDeadlineStillKillsEverythingInside) {
+TEST_P(IsolatedRunner, TheDeadlineStillKillsEverythingInside) {
   Runner r = make();
   ProcessResult res = r.run_shell("echo partial; (sleep 60 &); while :; do :; done", 1.0);
   EXPECT_TRUE(res.timed_out);
@@ -129,13 +138,16 @@ TEST_F(IsolatedRunner, TheDeadlineStillKillsEverythingInside) {
   EXPECT_EQ(res.output, "partial\n");
 }
 
-TEST_F(IsolatedRunner, TheNvlinkMulticastSwitchesAreOffInside) {
+TEST_P(IsolatedRunner, TheNvlinkMulticastSwitchesAreOffInside) {
   ::setenv("NCCL_NVLS_ENABLE", "1", 1);
   Runner r = make();
   ::unsetenv("NCCL_NVLS_ENABLE");
   ProcessResult res = r.run_shell("echo $NCCL_NVLS_ENABLE $NVSHMEM_DISABLE_NVLS");
   EXPECT_EQ(res.output, "0 1\n");
 }
+
+INSTANTIATE_TEST_SUITE_P(Kinds, IsolatedRunner, ::testing::Values(IsolationKind::kBubblewrap, IsolationKind::kNamespaces),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
 
 }  // namespace
 }  // namespace mgk::runner

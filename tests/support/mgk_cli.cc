@@ -1,8 +1,9 @@
 #include "support/mgk_cli.h"
 
-#include <gtest/gtest.h>
+#include <cstdlib>
+#include <filesystem>
 
-#include "common/subprocess.h"
+#include "process/run.h"
 #include "support/test_paths.h"
 
 namespace mgk::test {
@@ -21,42 +22,85 @@ nlohmann::json CliResult::json() const {
 }
 
 CliResult run_mgk(const std::vector<std::string>& args, const std::map<std::string, std::string>& env, int timeout_s) {
+  CliResult r;
+  if (!std::filesystem::exists(mgk_binary())) {
+    ADD_FAILURE() << "the mgk binary is missing: " << mgk_binary() << " (build it first)";
+    return r;
+  }
   std::vector<std::string> argv = {mgk_binary().string()};
   argv.insert(argv.end(), args.begin(), args.end());
-  ProcessResult p = run_process(argv, std::chrono::seconds(timeout_s), {}, env);
-  CliResult r;
+  process::ProcessResult p = process::run_tool(argv, std::chrono::seconds(timeout_s), {}, env);
   r.exit_code = p.exit_code;
   r.output = p.output;
-  r.seconds = p.seconds;
+  r.seconds = p.wall_seconds;
   return r;
 }
 
-bool gpus_available(int* count) {
-  ProcessResult p;
-  try {
-    p = run_process({(build_dir() / "mgk-harness").string(), "probe"}, std::chrono::seconds(60));
-  } catch (const std::exception&) {
-    return false;
-  }
-  if (p.exit_code != 0) return false;
-  try {
-    auto j = nlohmann::json::parse(p.output.substr(p.output.find('{')));
-    int n = int(j.value("gpus", nlohmann::json::array()).size());
-    if (count) *count = n;
-    return n > 0;
-  } catch (const std::exception&) {
-    return false;
-  }
+const GpuProbe& probe_gpus() {
+  static const GpuProbe probe = [] {
+    GpuProbe g;
+    const char* override_path = std::getenv("MGK_HARNESS");
+    const std::filesystem::path harness = override_path && *override_path ? override_path : build_dir() / "mgk-harness";
+    if (!std::filesystem::exists(harness)) {
+      g.why = "the harness binary is missing: " + harness.string();
+      return g;
+    }
+    process::ProcessResult p;
+    try {
+      p = process::run_tool({harness.string(), "probe"}, std::chrono::seconds(60));
+    } catch (const std::exception& e) {
+      g.why = std::string("mgk-harness probe could not start: ") + e.what();
+      return g;
+    }
+    if (p.exit_code != 0) {
+      g.why = "mgk-harness probe " + p.status_line(60) + ": " + p.output.substr(0, 400);
+      return g;
+    }
+    try {
+      auto j = nlohmann::json::parse(p.output.substr(p.output.find('{')));
+      g.count = int(j.at("gpus").size());
+      if (g.count > 0) g.state = GpuProbe::State::kGpus;
+      else if (j.contains("no_gpu")) g.state = GpuProbe::State::kNoGpu, g.why = j["no_gpu"].get<std::string>();
+      else g.why = "the probe listed no GPU without saying why: " + p.output.substr(0, 200);
+    } catch (const std::exception& e) {
+      g.why = "mgk-harness probe printed no usable JSON (" + std::string(e.what()) + "): " + p.output.substr(0, 200);
+    }
+    return g;
+  }();
+  return probe;
 }
 
-void expect_verdict(const CliResult& r, const std::string& verdict, const std::string& reason_part) {
+bool gpus_available(int* count) {
+  const GpuProbe& p = probe_gpus();
+  if (p.state == GpuProbe::State::kBroken) ADD_FAILURE() << "the GPU probe is broken: " << p.why;
+  if (count) *count = p.count;
+  return p.state == GpuProbe::State::kGpus;
+}
+
+int test_world(bool* explicit_world) {
+  const char* w = std::getenv("MGK_TEST_WORLD");
+  if (explicit_world) *explicit_world = w && *w;
+  return w && *w ? std::atoi(w) : 2;
+}
+
+void expect_verdict(const CliResult& r, const std::string& verdict, const std::string& failure_kind,
+                    const std::string& failure_part) {
   auto j = r.json();
   ASSERT_FALSE(j.is_null()) << r.output;
-  EXPECT_EQ(j["verdict"], verdict) << r.output;
-  if (!reason_part.empty()) {
-    std::string all = j.dump();
-    EXPECT_NE(all.find(reason_part), std::string::npos) << "expected '" << reason_part << "' in: " << r.output;
-  }
+  EXPECT_EQ(j.value("verdict", ""), verdict) << r.output;
+  if (failure_kind.empty() && failure_part.empty()) return;
+  ASSERT_TRUE(j.contains("sizes") && !j["sizes"].empty()) << "no size results: " << r.output;
+  const auto& last = j["sizes"].back();
+  if (!failure_kind.empty()) EXPECT_EQ(last.value("failure_kind", ""), failure_kind) << r.output;
+  if (!failure_part.empty())
+    EXPECT_NE(last.value("failure", "").find(failure_part), std::string::npos)
+        << "expected '" << failure_part << "' in the failure: " << r.output;
+}
+
+void expect_message(const CliResult& r, const std::string& part) {
+  auto j = r.json();
+  ASSERT_FALSE(j.is_null()) << r.output;
+  EXPECT_NE(j.value("message", "").find(part), std::string::npos) << "expected '" << part << "' in the message: " << r.output;
 }
 
 }  // namespace mgk::test

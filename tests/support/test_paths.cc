@@ -16,6 +16,7 @@ std::filesystem::path tests_dir() {
   const char* e = std::getenv("MGK_TEST_SOURCE_DIR");
   return e && *e ? e : MGK_TESTS_DIR;
 }
+std::filesystem::path source_dir() { return tests_dir().parent_path(); }
 std::filesystem::path mgk_binary() { return build_dir() / "mgk"; }
 
 TempDir::TempDir(const std::string& prefix) {

@@ -8,6 +8,7 @@ namespace mgk::test {
 
 std::filesystem::path build_dir();
 std::filesystem::path tests_dir();
+std::filesystem::path source_dir();  // the project root (problems/, primitives/, ...)
 std::filesystem::path mgk_binary();
 
 // A new empty directory under the system temp dir, removed when the object dies.

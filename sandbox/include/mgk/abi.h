@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mgk/dtype.h"
+
 #define MGK_ABI_VERSION 2
 #define MGK_MAX_WORLD 72
 #define MGK_MAX_RANK_DIMS 8
@@ -29,16 +31,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef enum mgk_dtype {
-  MGK_BF16 = 0,
-  MGK_F16 = 1,
-  MGK_F32 = 2,
-  MGK_F64 = 3,
-  MGK_I32 = 4,
-  MGK_I64 = 5,
-  MGK_U8 = 6,
-} mgk_dtype;
 
 // One tensor as this rank sees it. Shapes may differ between ranks (a root's buffer).
 typedef struct mgk_tensor {

@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 
 #include "mgk/abi.h"
+#include "mgk/dtype_table.h"
 
 #define MGK_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -35,16 +36,6 @@ inline const mgk_tensor* find(const mgk_tensor* ts, int n, const char* name) {
   for (int i = 0; i < n; ++i)
     if (std::strcmp(ts[i].name, name) == 0) return &ts[i];
   return nullptr;
-}
-
-inline size_t dtype_size(mgk_dtype t) {
-  switch (t) {
-    case MGK_BF16: case MGK_F16: return 2;
-    case MGK_F32: case MGK_I32: return 4;
-    case MGK_F64: case MGK_I64: return 8;
-    case MGK_U8: return 1;
-  }
-  return 0;
 }
 
 inline size_t nbytes(const mgk_tensor& t) { return size_t(t.numel) * dtype_size(t.dtype); }

@@ -3,24 +3,15 @@
 #include <dlfcn.h>
 
 #include <cstring>
-#include <stdexcept>
 
-namespace mgk::harness {
+namespace mgk::sandbox {
 
 namespace {
-struct HarnessLink {
-  SymmetricHeap* heap;
-  BrokerClient* broker;
-};
+SolutionHost* host_of(mgk_ctx* ctx) { return static_cast<SolutionHost*>(ctx->harness); }
 
 int sym_alloc_thunk(mgk_ctx* ctx, size_t bytes, mgk_sym_buffer* out) {
-  auto* link = static_cast<HarnessLink*>(ctx->harness);
   try {
-    const SymAllocation& a = link->heap->allocate(bytes);
-    out->local = a.host_peers[ctx->rank];
-    out->peers = a.device_peers;
-    out->host_peers = a.host_peers.data();
-    out->bytes = bytes;
+    *out = host_of(ctx)->sym_alloc(bytes);
     return 0;
   } catch (const std::exception& e) {
     snprintf(ctx->error, MGK_ERROR_CAPACITY, "sym_alloc(%zu): %s", bytes, e.what());
@@ -29,9 +20,8 @@ int sym_alloc_thunk(mgk_ctx* ctx, size_t bytes, mgk_sym_buffer* out) {
 }
 
 int host_barrier_thunk(mgk_ctx* ctx) {
-  auto* link = static_cast<HarnessLink*>(ctx->harness);
   try {
-    link->broker->barrier();
+    host_of(ctx)->barrier();
     return 0;
   } catch (const std::exception& e) {
     snprintf(ctx->error, MGK_ERROR_CAPACITY, "host_barrier: %s", e.what());
@@ -41,14 +31,13 @@ int host_barrier_thunk(mgk_ctx* ctx) {
 }  // namespace
 
 Solution::Solution(const std::string& path, const std::string& role, bool need_oracle) : role_(role) {
-  // RTLD_LOCAL keeps the two solutions' symbols apart; RTLD_NOW surfaces link errors here.
+  // RTLD_LOCAL keeps a solution's symbols to itself; RTLD_NOW surfaces link errors here.
   handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle_) throw std::runtime_error("cannot load the " + role + " " + path + ": " + dlerror());
+  if (!handle_) throw SolutionFault("cannot load the " + role + " " + path + ": " + dlerror());
   auto sym = [&](const char* name, bool required) -> void* {
     void* p = dlsym(handle_, name);
     if (!p && required)
-      throw std::runtime_error("the " + role + " does not export '" + name +
-                               "' (declare it as MGK_EXPORT, extern \"C\")");
+      throw SolutionFault("the " + role + " does not export '" + name + "' (declare it as MGK_EXPORT, extern \"C\")");
     return p;
   };
   setup_ = reinterpret_cast<mgk_setup_fn>(sym("mgk_setup", true));
@@ -57,19 +46,16 @@ Solution::Solution(const std::string& path, const std::string& role, bool need_o
   oracle_ = reinterpret_cast<mgk_oracle_fn>(sym("mgk_oracle", need_oracle));
 }
 
-Solution::~Solution() {
-  // Not dlclose'd: a solution may leave CUDA objects (streams, modules) behind that the
-  // runtime still refers to at exit.
-  delete static_cast<HarnessLink*>(ctx_.harness);
-}
+// Not dlclose'd: a solution may leave CUDA objects (streams, modules) behind that the
+// runtime still refers to at exit.
+Solution::~Solution() = default;
 
 void Solution::fail(const char* what, int rc) {
   std::string msg = ctx_.error[0] ? ctx_.error : "(no message in ctx->error)";
-  throw std::runtime_error("the " + role_ + "'s " + what + " returned " + std::to_string(rc) + ": " + msg);
+  throw SolutionFault("the " + role_ + "'s " + what + " returned " + std::to_string(rc) + ": " + msg);
 }
 
 void Solution::setup(SetupArgs args) {
-  delete static_cast<HarnessLink*>(ctx_.harness);
   args_ = std::move(args);
   ctx_ = mgk_ctx{};
   ctx_.abi_version = MGK_ABI_VERSION;
@@ -89,7 +75,7 @@ void Solution::setup(SetupArgs args) {
   ctx_.outputs = args_.outputs.data();
   ctx_.sym_alloc = sym_alloc_thunk;
   ctx_.host_barrier = host_barrier_thunk;
-  ctx_.harness = new HarnessLink{args_.heap, args_.broker};
+  ctx_.harness = args_.host;
   int rc = setup_(&ctx_);
   if (rc != 0) fail("mgk_setup", rc);
   set_up_ = true;
@@ -113,4 +99,4 @@ void Solution::teardown() {
   set_up_ = false;
 }
 
-}  // namespace mgk::harness
+}  // namespace mgk::sandbox

@@ -1,10 +1,10 @@
-#include "runner/output.h"
+#include "process/output.h"
 
 #include <random>
 
 #include <gtest/gtest.h>
 
-namespace mgk::runner {
+namespace mgk::process {
 namespace {
 
 std::string pattern(size_t n) {
@@ -66,4 +66,4 @@ TEST(ValidUtf8, KeepsWellFormedTextAndReplacesBrokenBytes) {
 }
 
 }  // namespace
-}  // namespace mgk::runner
+}  // namespace mgk::process

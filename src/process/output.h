@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace mgk::runner {
+namespace mgk::process {
 
 // Outputs up to this many bytes are shown whole; longer ones keep kOutputKeep at each end.
 inline constexpr size_t kOutputLimit = 10000;
@@ -42,4 +42,4 @@ class OutputCollector {
   size_t tail_start_ = 0;  // index in tail_ of the oldest byte
 };
 
-}  // namespace mgk::runner
+}  // namespace mgk::process

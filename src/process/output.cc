@@ -1,8 +1,8 @@
-#include "runner/output.h"
+#include "process/output.h"
 
 #include <algorithm>
 
-namespace mgk::runner {
+namespace mgk::process {
 
 std::string cut_marker(size_t cut_chars) {
   return "\n[... " + std::to_string(cut_chars) + " characters cut ...]\n";
@@ -93,4 +93,4 @@ std::string OutputCollector::text() const {
   return to_valid_utf8(out);
 }
 
-}  // namespace mgk::runner
+}  // namespace mgk::process

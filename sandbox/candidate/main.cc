@@ -1,0 +1,214 @@
+// mgk-candidate: the process of one rank that runs the model's code, and nothing else. The
+// launcher starts it in a sandbox (no network, a read-only filesystem but its scratch
+// directory, an environment with no secrets, no capabilities) and hands it one socket, to
+// its rank's trusted harness. Through it, it maps the buffers the harness made (inputs,
+// outputs, snapshots, barrier flags), loads the candidate, and makes the calls it is told
+// to make under the shared call protocol. It holds no oracle, no expected values, no
+// checker, no reference and no NCCL (it does not even link them), and every call it is
+// asked for looks the same whether it will be checked or not.
+#include <cuda_runtime.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "call.h"
+#include "mgk/dtype_table.h"
+#include "solution.h"
+#include "vmm.h"
+#include "wire/protocol.h"
+
+namespace wire = mgk::wire;
+namespace cand = mgk::wire::cand;
+using mgk::sandbox::Mapping;
+using mgk::sandbox::Solution;
+using mgk::sandbox::SolutionFault;
+
+namespace {
+
+class CandidateProcess : public mgk::sandbox::SolutionHost {
+ public:
+  explicit CandidateProcess(int fd) : channel_(fd) {}
+
+  int serve() {
+    for (;;) {
+      wire::Frame f = wire::receive(channel_);
+      auto* c = std::get_if<cand::Command>(&f.body);
+      if (!c) throw std::runtime_error("the harness sent something other than a command");
+      wire::Reply r;
+      bool more = true;
+      try {
+        more = std::visit([&](const auto& m) { return on(m, f.fds, r); }, *c);
+      } catch (const SolutionFault& e) {
+        r = wire::failure_reply(rank_, wire::Fault::kSolution, wire::Who::kCandidate, e.what());
+      } catch (const std::exception& e) {
+        r = wire::failure_reply(rank_, wire::Fault::kHarness, wire::Who::kCandidate, e.what());
+      }
+      wire::send(channel_, r);
+      if (!more) return 0;
+      // A CUDA error may have broken the context: leave; the harness reports it.
+      if (!r.ok && cudaDeviceSynchronize() != cudaSuccess) return 4;
+    }
+  }
+
+  // ctx->sym_alloc: the harness makes the buffer for the whole group; this maps it.
+  mgk_sym_buffer sym_alloc(size_t bytes) override {
+    wire::send(channel_, wire::Request{wire::RequestKind::kSymAlloc, rank_, bytes});
+    wire::Frame f = wire::receive(channel_);
+    auto* resp = std::get_if<wire::Response>(&f.body);
+    if (!resp || !resp->ok || int(f.fds.size()) != world_) {
+      for (int fd : f.fds) ::close(fd);
+      throw std::runtime_error(resp ? resp->error : "no answer to sym_alloc");
+    }
+    scratch_.push_back(mgk::sandbox::map_descriptors(f.fds, bytes, resp->mapped, device_, rank_));
+    const Mapping& m = scratch_.back();
+    return {m.local(), m.device_peers(), m.host_peers().data(), bytes};
+  }
+  void barrier() override {
+    wire::send(channel_, wire::Request{wire::RequestKind::kBarrier, rank_, 0});
+    wire::Frame f = wire::receive(channel_);
+    auto* resp = std::get_if<wire::Response>(&f.body);
+    if (!resp || !resp->ok) throw std::runtime_error(resp ? resp->error : "no answer to the barrier");
+  }
+
+ private:
+  using Fds = std::vector<int>;
+
+  bool on(const cand::Init& m, const Fds&, wire::Reply& r) {
+    device_ = m.device;
+    cudaDeviceProp prop;
+    if (cudaSetDevice(device_) != cudaSuccess || cudaGetDeviceProperties(&prop, device_) != cudaSuccess)
+      throw std::runtime_error("cannot use GPU " + std::to_string(device_));
+    l2_bytes_ = size_t(prop.l2CacheSize);
+    r.gpu = prop.name;
+    r.sms = prop.multiProcessorCount;
+    return true;
+  }
+  bool on(const cand::Load& m, const Fds&, wire::Reply&) {
+    solution_ = std::make_unique<Solution>(m.library, "candidate", false);
+    return true;
+  }
+  bool on(const cand::MapBuffer& m, const Fds& fds, wire::Reply&) {
+    buffers_.erase(m.id);
+    buffers_.emplace(m.id, mgk::sandbox::map_descriptors(fds, m.bytes, m.mapped, device_, m.symmetric ? rank_ : 0));
+    return true;
+  }
+  bool on(const cand::Setup& m, const Fds&, wire::Reply&) {
+    if (!solution_) throw std::runtime_error("setup before load");
+    rank_ = m.rank;
+    world_ = m.world;
+    input_sets_.clear();
+    for (const auto& set : m.input_sets) {
+      input_sets_.emplace_back();
+      for (const auto& t : set) input_sets_.back().push_back(tensor(t));
+    }
+    outputs_.clear();
+    outputs_io_.clear();
+    for (size_t o = 0; o < m.outputs.size(); ++o) {
+      outputs_.push_back(tensor(m.outputs[o]));
+      outputs_io_.push_back({outputs_.back().data, buffer(m.snapshots.at(o)).local(),
+                             size_t(m.outputs[o].plan.numel) * mgk::dtype_size(m.outputs[o].plan.dtype)});
+    }
+    site_ = std::make_unique<mgk::sandbox::CallSite>(rank_, world_, buffer(m.flags).device_peers(), l2_bytes_);
+    mgk::sandbox::SetupArgs a;
+    a.rank = m.rank;
+    a.world = m.world;
+    a.device = device_;
+    a.num_sms = m.num_sms;
+    for (const auto& d : m.dims) {
+      a.dim_names.push_back(d.name);
+      a.dim_values.push_back(d.value);
+    }
+    for (auto t : input_sets_.at(0)) a.inputs.push_back(descriptor(t));
+    for (auto t : outputs_) a.outputs.push_back(descriptor(t));
+    a.host = this;
+    solution_->setup(std::move(a));
+    return true;
+  }
+  bool on(const cand::Call& m, const Fds&, wire::Reply& r) {
+    if (!site_) throw std::runtime_error("call before setup");
+    const auto& in = input_sets_.at(size_t(m.set));
+    r.times_us.push_back(site_->call(
+        [&](cudaStream_t s) { solution_->run(in.data(), int(in.size()), outputs_.data(), int(outputs_.size()), s); },
+        outputs_io_, m.aligned, "candidate"));
+    return true;
+  }
+  bool on(const cand::Teardown&, const Fds&, wire::Reply&) {
+    cudaDeviceSynchronize();
+    if (solution_) solution_->teardown();
+    site_.reset();
+    input_sets_.clear();
+    outputs_.clear();
+    outputs_io_.clear();
+    scratch_.clear();
+    buffers_.clear();
+    names_.clear();
+    return true;
+  }
+  bool on(const cand::Exit&, const Fds&, wire::Reply&) { return false; }
+
+  const Mapping& buffer(int id) const {
+    auto it = buffers_.find(id);
+    if (it == buffers_.end()) throw std::runtime_error("unknown buffer " + std::to_string(id));
+    return it->second;
+  }
+  mgk_tensor tensor(const cand::TensorRef& ref) {
+    names_.push_back(std::make_unique<std::string>(ref.plan.name));
+    mgk_tensor t{};
+    t.name = names_.back()->c_str();
+    t.dtype = ref.plan.dtype;
+    t.ndim = int(ref.plan.shape.size());
+    for (int d = 0; d < t.ndim && d < MGK_MAX_RANK_DIMS; ++d) t.shape[d] = ref.plan.shape[d];
+    t.numel = ref.plan.numel;
+    const Mapping& m = buffer(ref.buffer);
+    t.data = m.local();
+    if (ref.plan.symmetric) {
+      t.peers = m.device_peers();
+      t.host_peers = m.host_peers().data();
+    }
+    return t;
+  }
+  static mgk_tensor descriptor(mgk_tensor t) {
+    t.data = nullptr;
+    t.peers = nullptr;
+    t.host_peers = nullptr;
+    return t;
+  }
+
+  wire::Channel channel_;
+  int rank_ = 0, world_ = 1, device_ = 0;
+  size_t l2_bytes_ = 0;
+  std::unique_ptr<Solution> solution_;
+  std::map<int, Mapping> buffers_;
+  std::vector<Mapping> scratch_;  // the candidate's own symmetric buffers
+  std::vector<std::unique_ptr<std::string>> names_;
+  std::vector<std::vector<mgk_tensor>> input_sets_;
+  std::vector<mgk_tensor> outputs_;
+  std::vector<mgk::sandbox::OutputBuffers> outputs_io_;
+  std::unique_ptr<mgk::sandbox::CallSite> site_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int fd = -1;
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::strcmp(argv[i], "--fd") == 0) fd = std::atoi(argv[i + 1]);
+  if (fd < 0) {
+    std::fprintf(stderr, "usage: mgk-candidate --fd FD\n(started by 'mgk eval' for its harness; not meant to be run by hand)\n");
+    return 64;
+  }
+  try {
+    return CandidateProcess(fd).serve();
+  } catch (const mgk::wire::ClosedError&) {
+    return 0;  // the harness went away
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mgk-candidate: %s\n", e.what());
+    return 3;
+  }
+}

@@ -1,0 +1,77 @@
+#include "eval/plan.h"
+
+#include <algorithm>
+
+#include "common/expr.h"
+#include "problems/catalog.h"
+
+namespace mgk::eval {
+
+namespace {
+
+wire::TensorPlan tensor_plan(const problems::ResolvedTensor& t, bool output, int world) {
+  wire::TensorPlan p;
+  p.name = t.name;
+  p.dtype = t.dtype;
+  p.shape.assign(t.shape.begin(), t.shape.end());
+  p.numel = t.numel;
+  p.symmetric = t.symmetric;
+  p.alloc_bytes = uint64_t(t.symmetric ? t.max_bytes_over_ranks : t.numel * problems::dtype_bytes(t.dtype));
+  if (!output) {
+    const auto& init = t.spec->init;
+    p.init.dist = init.dist == "uniform" ? wire::Dist::kUniform : init.dist == "randint" ? wire::Dist::kRandint
+                                                                                         : wire::Dist::kNormal;
+    p.init.a = init.a;
+    p.init.b = init.b;
+    return p;
+  }
+  const auto& tol = t.spec->tolerance;
+  switch (tol.kind) {
+    case problems::ToleranceKind::kExact: p.check.kind = wire::CheckKind::kExact; break;
+    case problems::ToleranceKind::kRounding:
+      p.check.kind = wire::CheckKind::kRounding;
+      p.check.factor = expr::evaluate(tol.factor, expr::Vars{{"W", double(world)}});
+      p.check.unit_roundoff = problems::unit_roundoff(t.dtype);
+      break;
+    case problems::ToleranceKind::kAllclose:
+      p.check.kind = wire::CheckKind::kAllclose;
+      p.check.atol = tol.atol;
+      p.check.rtol = tol.rtol;
+      break;
+  }
+  return p;
+}
+
+}  // namespace
+
+wire::PresetPlan preset_plan(const problems::Resolved& r) {
+  wire::PresetPlan p;
+  for (const auto& [k, v] : r.dims)
+    if (k != "R") p.dims.push_back({k, int64_t(v)});
+  for (const auto& t : r.inputs) p.inputs.push_back(tensor_plan(t, false, r.world_size));
+  for (const auto& t : r.outputs) p.outputs.push_back(tensor_plan(t, true, r.world_size));
+  return p;
+}
+
+EvalPlan plan_evaluation(const std::string& problem, const std::vector<std::string>& sizes, const std::string& dtype,
+                         int world_size) {
+  EvalPlan plan;
+  plan.spec = problems::load(problem);
+  plan.dtype = dtype;
+  plan.world_size = world_size;
+  for (const auto& size : sizes.empty() ? plan.spec.default_sizes : sizes) {
+    SizePlan sp;
+    sp.size = size;
+    for (int r = 0; r < world_size; ++r) {
+      problems::Resolved res = problems::resolve(plan.spec, size, dtype, world_size, r);
+      sp.ranks.push_back(preset_plan(res));
+      sp.max_cost.flops = std::max(sp.max_cost.flops, res.cost.flops);
+      sp.max_cost.hbm_bytes = std::max(sp.max_cost.hbm_bytes, res.cost.hbm_bytes);
+      sp.max_cost.link_bytes = std::max(sp.max_cost.link_bytes, res.cost.link_bytes);
+    }
+    plan.sizes.push_back(std::move(sp));
+  }
+  return plan;
+}
+
+}  // namespace mgk::eval

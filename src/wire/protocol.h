@@ -1,0 +1,223 @@
+// The typed protocol between the processes of one evaluation, included by all three
+// binaries: `mgk` (the launcher and broker), `mgk-harness` (the trusted rank process: the
+// reference, the oracle, the checks) and `mgk-candidate` (the isolated rank process that
+// runs the model's code). Frames are JSON over wire::Channel; this header is the only place
+// that spells a command, a reply or a field name.
+//
+//   launcher  --Command-->  harness   --CandidateCommand-->  candidate
+//             <--Reply---            <--Reply-----------
+//             <--Phase---            <--Request (sym_alloc, barrier)--
+//             <--Request--           --Response (+ fds)-->
+//             --Response-->
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "mgk/dtype.h"
+#include "wire/channel.h"
+#include "wire/check_spec.h"
+
+namespace mgk::wire {
+
+enum class Who { kReference, kCandidate };
+const char* to_string(Who w);
+
+// Which side a failed command blames: the solution (its setup/run failed, or a CUDA error
+// surfaced while waiting for its work) or the harness itself (mgk's bug or the machine).
+enum class Fault { kSolution, kHarness };
+
+// Why a checked call was wrong, for the verdict's taxonomy; the text says it to a person.
+enum class FailureKind { kNone, kMismatch, kModifiedInput, kIncomplete };
+const char* to_string(FailureKind k);
+
+enum class Dist { kNormal, kUniform, kRandint };
+
+struct InputInit {
+  Dist dist = Dist::kNormal;
+  double a = 0, b = 1;  // normal: mean, std; uniform and randint: [a, b)
+};
+
+// One tensor of a size preset as one rank sees it.
+struct TensorPlan {
+  std::string name;
+  mgk_dtype dtype = MGK_BF16;
+  std::vector<int64_t> shape;
+  int64_t numel = 0;
+  bool symmetric = false;
+  uint64_t alloc_bytes = 0;  // symmetric: the same on every rank (the max over ranks)
+  InputInit init;            // inputs
+  CheckSpec check;           // outputs
+};
+
+struct Dim {
+  std::string name;
+  int64_t value = 0;
+};
+
+struct PresetPlan {
+  std::vector<Dim> dims;  // the preset's dims and W
+  std::vector<TensorPlan> inputs, outputs;
+};
+
+// The first wrong element of an output.
+struct Mismatch {
+  std::string output;
+  int rank = 0;
+  std::string index;  // "[3, 17]"
+  int64_t flat_index = 0;
+  std::optional<double> got;  // empty: NaN
+  double expected = 0, bound = 0;
+  uint64_t failures = 0;
+  int64_t numel = 0;
+};
+
+struct Verdict {
+  bool correct = true;
+  FailureKind kind = FailureKind::kNone;
+  std::string failure;  // one line, empty when correct
+  std::optional<Mismatch> mismatch;
+};
+
+// ---- launcher -> harness ----
+struct Whoami {};
+struct NcclId {};
+struct Init {
+  std::optional<std::string> nccl_id;  // absent when ranks share a GPU: no NCCL, no reference run
+};
+struct Load {
+  std::string reference;
+  std::string candidate;  // empty: none
+  // The reference evaluated against itself: trusted code, so it runs inside the harness
+  // (with NCCL). Any other candidate runs only in the candidate process.
+  bool candidate_is_reference = false;
+};
+struct Prepare {
+  PresetPlan plan;
+};
+struct Trial {
+  Who who = Who::kCandidate;
+  uint64_t seed = 0;
+};
+struct BackToBack {
+  Who who = Who::kCandidate;
+  uint64_t seed = 0;
+  int calls = 0;
+};
+struct Time {
+  Who who = Who::kCandidate;
+  uint64_t block_seed = 0;
+  int warmup = 0, iterations = 0;
+  // Calls of the block (0-based, warm-up included) whose outputs are judged. Drawn by the
+  // launcher and never shown to the candidate, whose calls all look alike.
+  std::vector<int> checked;
+};
+struct TimeFloor {
+  int warmup = 0, iterations = 0;
+};
+struct Teardown {};
+struct Exit {};
+using Command = std::variant<Whoami, NcclId, Init, Load, Prepare, Trial, BackToBack, Time, TimeFloor, Teardown, Exit>;
+std::string describe(const Command& c);  // "trial", "time", ... for messages
+
+// ---- harness -> candidate ----
+namespace cand {
+struct Init {
+  int device = 0;
+};
+struct Load {
+  std::string library;
+};
+// A buffer the harness allocated, mapped into the candidate: one descriptor per rank for
+// a symmetric buffer (index = rank), one for a private one. The fds travel with the frame.
+struct MapBuffer {
+  int id = 0;
+  uint64_t bytes = 0;   // as the tensor needs them
+  uint64_t mapped = 0;  // rounded up to the allocation granularity
+  bool symmetric = false;
+};
+struct TensorRef {
+  TensorPlan plan;
+  int buffer = 0;  // MapBuffer id
+};
+struct Setup {
+  int rank = 0, world = 0, num_sms = 0;
+  std::vector<Dim> dims;
+  std::vector<std::vector<TensorRef>> input_sets;  // [set][input]
+  std::vector<TensorRef> outputs;
+  std::vector<int> snapshots;  // buffer per output: the outputs as the stream finished
+  int flags = 0;               // symmetric buffer for the device barrier (W uint64 slots)
+};
+// One call. Aligned calls (trials and timing, indistinguishable) run between device
+// barriers with L2 flushed and are timed; unaligned ones (back to back) skip the barriers.
+struct Call {
+  int set = 0;
+  bool aligned = true;
+};
+struct Teardown {};
+struct Exit {};
+using Command = std::variant<Init, Load, MapBuffer, Setup, Call, Teardown, Exit>;
+}  // namespace cand
+
+// ---- replies (harness -> launcher, candidate -> harness) ----
+struct Reply {
+  int rank = -1;
+  bool ok = true;
+  // When !ok:
+  Fault fault = Fault::kHarness;
+  std::optional<Who> who;
+  std::string error;
+  // Payloads:
+  std::optional<Verdict> verdict;  // trial, back_to_back, time
+  std::vector<double> times_us;    // time, time_floor; a candidate call: its one time
+  int checked = 0;                 // time: how many calls' outputs were judged
+  std::string nccl_id;             // nccl_id
+  std::string gpu;                 // init
+  int sms = 0;
+};
+Reply failure_reply(int rank, Fault fault, std::optional<Who> who, std::string error);
+
+// ---- requests that need every rank (from a rank to whoever brokers its group) ----
+enum class RequestKind { kSymAlloc, kBarrier };
+struct Request {
+  RequestKind kind = RequestKind::kBarrier;
+  int rank = -1;
+  uint64_t bytes = 0;  // sym_alloc
+};
+struct Response {
+  RequestKind kind = RequestKind::kBarrier;
+  bool ok = true;
+  std::string error;
+  uint64_t mapped = 0;  // sym_alloc, to the candidate: the mapped size of the buffer
+};
+
+struct Phase {
+  int rank = -1;
+  std::string what;
+};
+
+// One received frame, decoded. The receiver owns `fds`.
+struct Frame {
+  std::variant<Command, cand::Command, Reply, Request, Response, Phase> body;
+  std::vector<int> fds;
+};
+
+void send(Channel& c, const Command& m);
+void send(Channel& c, const cand::Command& m, const std::vector<int>& fds = {});
+void send(Channel& c, const Reply& m);
+void send(Channel& c, const Request& m, const std::vector<int>& fds = {});
+void send(Channel& c, const Response& m, const std::vector<int>& fds = {});
+void send(Channel& c, const Phase& m);
+// Throws ClosedError when the peer is gone, mgk::Error on a frame this protocol does not
+// know (naming it).
+Frame receive(Channel& c);
+
+// JSON forms, for the launcher's result files and tests.
+nlohmann::json to_json(const Verdict& v);
+nlohmann::json to_json(const Mismatch& m);
+
+}  // namespace mgk::wire

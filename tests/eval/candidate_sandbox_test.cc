@@ -1,0 +1,129 @@
+// The candidate's process, started by the launcher exactly as for a real evaluation (the
+// same sandbox, environment policy and socket), with an API key planted in mgk's own
+// environment: it cannot read the key (neither from its environment nor from any process's
+// /proc entry), cannot write outside its scratch directory, and cannot reach the network.
+// Run once per isolation this machine has (bubblewrap, the kernel's namespaces).
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "eval/launcher.h"
+#include "support/fakes.h"
+#include "support/test_paths.h"
+
+namespace mgk::eval {
+namespace {
+
+namespace fs = std::filesystem;
+
+class LoopbackListener {
+ public:
+  LoopbackListener() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    ::listen(fd_, 8);
+    socklen_t len = sizeof addr;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+  }
+  ~LoopbackListener() { ::close(fd_); }
+  int port() const { return port_; }
+  bool someone_connected() {
+    pollfd p{fd_, POLLIN, 0};
+    return ::poll(&p, 1, 100) > 0;
+  }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// What the probe printed for `what`, once it has printed everything.
+std::string line_of(const std::string& log, const std::string& what) {
+  auto at = log.find(what + ": ");
+  if (at == std::string::npos) return "(missing)";
+  auto end = log.find('\n', at);
+  return log.substr(at + what.size() + 2, end - at - what.size() - 2);
+}
+
+class CandidateSandbox : public ::testing::TestWithParam<runner::IsolationKind> {
+ protected:
+  void SetUp() override {
+    how_ = runner::probe_isolation("/usr/bin:/bin");
+    if (GetParam() == runner::IsolationKind::kNamespaces) {
+      // The fallback for machines without bubblewrap (the GPU machines): tried directly.
+      runner::IsolationStatus ns{runner::IsolationKind::kNamespaces, "", ""};
+      how_ = ns;
+    } else if (how_.kind != runner::IsolationKind::kBubblewrap) {
+      GTEST_SKIP() << "bubblewrap is not usable here: " << how_.problem;
+    }
+    ::setenv("OPENAI_API_KEY", "sk-planted-0123456789", 1);
+  }
+  void TearDown() override { ::unsetenv("OPENAI_API_KEY"); }
+  runner::IsolationStatus how_;
+};
+
+TEST_P(CandidateSandbox, CannotReadTheKeyWriteOutsideOrReachTheNetwork) {
+  LoopbackListener listener;
+  test::TempDir bin("mgk-probe-bin"), work("mgk-probe-work");
+  GroupSpec spec;
+  spec.harness = test::fake("scripted-harness", bin.path(), "scripted-harness-correct");
+  spec.candidate = test::fake("sandbox-probe", bin.path(), "sandbox-probe-" + std::to_string(listener.port()));
+  spec.gpus = {0};
+  spec.work_dir = work.path();
+  spec.isolation = how_;
+  std::string log;
+  {
+    RankGroup group(spec);
+    ASSERT_EQ(group.candidate_isolation(), GetParam());
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < deadline) {
+      log = read_text(work.path() / "rank0.candidate.log");
+      if (log.find("connect to 1.1.1.1:443: ") != std::string::npos) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  ASSERT_NE(log.find("connect to 1.1.1.1:443: "), std::string::npos) << "the probe did not finish: " << log;
+  EXPECT_EQ(line_of(log, "OPENAI_API_KEY"), "(unset)") << log;
+  EXPECT_EQ(line_of(log, "planted key in some /proc/*/environ"), "not found") << log;
+  // In its own PID namespace the launcher is invisible: its parent is the namespace's init
+  // (bubblewrap's) or outside the namespace (pid 0).
+  EXPECT_LE(std::stoi(line_of(log, "parent pid")), 1) << log;
+  EXPECT_EQ(line_of(log, "working directory"), (work.path() / "candidate0").string());
+  EXPECT_EQ(line_of(log, "write in its directory"), "WRITTEN") << log;
+  EXPECT_EQ(line_of(log, "write next to its program").rfind("denied", 0), 0u) << log;
+  // Beside its directory lies either a read-only mount or (under /tmp) its private tmpfs:
+  // either way nothing reaches the real directory, checked below.
+  EXPECT_FALSE(fs::exists(bin.path() / "outside.txt"));
+  EXPECT_FALSE(fs::exists(work.path() / "outside.txt"));
+  EXPECT_EQ(line_of(log, "connect to the parent's loopback").rfind("failed", 0), 0u) << log;
+  EXPECT_EQ(line_of(log, "connect to 1.1.1.1:443").rfind("failed", 0), 0u) << log;
+  EXPECT_FALSE(listener.someone_connected());
+  EXPECT_EQ(read_text(work.path() / "rank0.log").find("sk-planted"), std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(Isolation, CandidateSandbox,
+                         ::testing::Values(runner::IsolationKind::kBubblewrap, runner::IsolationKind::kNamespaces),
+                         [](const auto& info) { return std::string(runner::to_string(info.param)); });
+
+}  // namespace
+}  // namespace mgk::eval

@@ -1,0 +1,90 @@
+// The built library's linkage against the allow-list: the refusals by name, the allow-list,
+// the needed libraries, and the ELF reader on a real library.
+#include "eval/imports.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include "common/error.h"
+
+#include "support/test_paths.h"
+
+namespace mgk::eval {
+namespace {
+
+std::string refusal(std::vector<std::string> imports, std::vector<std::string> needed = {"libcudart.so.13", "libc.so.6"}) {
+  auto v = check_imports({needed, imports, {"mgk_setup", "mgk_run", "mgk_teardown"}});
+  return v ? v->symbol + ": " + v->why : "";
+}
+
+TEST(Imports, WhatAKernelCallsPasses) {
+  EXPECT_EQ(refusal({"cudaMalloc", "cudaLaunchKernel", "__cudaRegisterFatBinary", "__cudaPushCallConfiguration",
+                     "cublasLtMatmul", "cuMemMap", "memcpy", "printf", "__printf_chk", "malloc", "free", "sqrtf",
+                     "_Znwm", "_ZdlPvm", "__cxa_atexit", "__gxx_personality_v0", "_Unwind_Resume", "__stack_chk_fail",
+                     "getenv", "stderr", "fwrite"}),
+            "");
+}
+
+TEST(Imports, EachRefusalSaysWhy) {
+  EXPECT_EQ(refusal({"dlopen"}), "dlopen: candidates may not load or look up code at run time");
+  EXPECT_EQ(refusal({"cuGetProcAddress_v2"}), "cuGetProcAddress_v2: candidates may not load or look up code at run time");
+  EXPECT_EQ(refusal({"cudaGetDriverEntryPointByVersion"}),
+            "cudaGetDriverEntryPointByVersion: candidates may not load or look up code at run time");
+  EXPECT_EQ(refusal({"cuModuleLoadData"}), "cuModuleLoadData: candidates may not load or look up code at run time");
+  EXPECT_EQ(refusal({"ncclAllReduce"}), "ncclAllReduce: candidates may not call NCCL: the task is to replace it");
+  EXPECT_EQ(refusal({"cuMulticastCreate"}), "cuMulticastCreate: NVLink multicast is off on these machines and must stay off");
+  EXPECT_EQ(refusal({"fork"}), "fork: candidates may not start processes");
+  EXPECT_EQ(refusal({"posix_spawn"}), "posix_spawn: candidates may not start processes");
+  EXPECT_EQ(refusal({"pthread_create"}), "pthread_create: candidates may not start threads");
+  EXPECT_EQ(refusal({"_ZNSt6thread15_M_start_threadESt10unique_ptrINS_6_StateESt14default_deleteIS1_EEPFvvE"}).substr(0, 12),
+            "_ZNSt6thread");
+  EXPECT_EQ(refusal({"syscall"}), "syscall: candidates may not make raw system calls");
+  EXPECT_EQ(refusal({"mprotect"}), "mprotect: candidates may not map memory or change its protection");
+  EXPECT_EQ(refusal({"socket"}), "socket: candidates may not use sockets");
+  EXPECT_EQ(refusal({"ptrace"}), "ptrace: candidates may not control processes or the system");
+  EXPECT_EQ(refusal({"cudaDeviceReset"}), "cudaDeviceReset: resetting the device destroys the harness's state");
+}
+
+TEST(Imports, AnythingElseIsOffTheList) {
+  EXPECT_EQ(refusal({"fopen"}),
+            "fopen: not on the list of what a candidate may call (the CUDA runtime and driver, cuBLAS, and the basics "
+            "of libc, libm and libstdc++)");
+  EXPECT_NE(refusal({"open64"}), "");
+  EXPECT_NE(refusal({"write"}), "") << "the socket to the harness is an fd: raw writes are refused";
+}
+
+TEST(Imports, OnlyTheRuntimeLibrariesMayBeLinked) {
+  EXPECT_EQ(refusal({}, {"libcudart.so.13", "libcublas.so.13", "libcublasLt.so.13", "libstdc++.so.6", "libm.so.6",
+                         "libgcc_s.so.1", "libc.so.6", "ld-linux-x86-64.so.2"}),
+            "");
+  EXPECT_EQ(refusal({}, {"libnccl.so.2"}), "libnccl.so.2: candidates may not link NCCL: the task is to replace it");
+  EXPECT_NE(refusal({}, {"libcurl.so.4"}), "");
+}
+
+TEST(Imports, TheAbiFunctionsMustBeExported) {
+  EXPECT_EQ(missing_abi_export({{}, {}, {"mgk_setup", "mgk_run", "mgk_teardown"}}), std::nullopt);
+  EXPECT_EQ(missing_abi_export({{}, {}, {"mgk_setup", "mgk_teardown"}}), std::optional<std::string>("mgk_run"));
+}
+
+TEST(Imports, ReadsARealLibrary) {
+  // libstdc++ needs libc and imports from it; it exports (among thousands) std::terminate.
+  const char* lib = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6";
+  ASSERT_TRUE(std::filesystem::exists(lib));
+  ElfLinkage l = read_linkage(lib);
+  EXPECT_NE(std::find(l.needed.begin(), l.needed.end(), "libc.so.6"), l.needed.end());
+  EXPECT_NE(std::find(l.imports.begin(), l.imports.end(), "memcpy"), l.imports.end());
+  EXPECT_NE(std::find(l.exports.begin(), l.exports.end(), "_ZSt9terminatev"), l.exports.end());
+  test::TempDir d("mgk-elf");
+  std::ofstream(d.path() / "not.so") << "plain text";
+  EXPECT_THROW(read_linkage(d.path() / "not.so"), Error);
+}
+
+TEST(Imports, Demangles) {
+  EXPECT_EQ(demangle("_ZNSt6thread4joinEv"), "std::thread::join()");
+  EXPECT_EQ(demangle("socket"), "socket");
+}
+
+}  // namespace
+}  // namespace mgk::eval

@@ -1,0 +1,191 @@
+// `mgk eval` end to end on any machine: the real launcher, watchdog, verdict logic, report
+// and exit codes, with scripted rank processes (tests/fakes/) in place of the GPU ones and
+// real nvcc compiling the reference and a plain candidate. Each scenario ends in the verdict
+// and the exit code the README's table gives.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "process/run.h"
+#include "support/fakes.h"
+#include "support/mgk_cli.h"
+#include "support/test_paths.h"
+
+namespace mgk::test {
+namespace {
+
+class ScriptedEval : public ::testing::Test {
+ protected:
+  // One compile cache for the whole suite: the reference and the candidate compile once.
+  static std::filesystem::path home() {
+    static TempDir dir("mgk-verdicts-home");
+    return dir.path();
+  }
+  std::map<std::string, std::string> env(const std::string& scenario) {
+    return {{"MGK_HOME", home().string()},
+            {"MGK_HARNESS", fake("scripted-harness", bin_.path(), "scripted-harness-" + scenario).string()},
+            {"MGK_CANDIDATE", fake("scripted-candidate", bin_.path(), "scripted-candidate").string()}};
+  }
+  std::vector<std::string> args(std::vector<std::string> extra = {}, const std::string& timeout = "3") {
+    std::vector<std::string> a = {"eval",   "collectives/all_reduce", (tests_dir() / "gpu/candidates/all_reduce.cu").string(),
+                                  "--size", "small",                  "--trials",
+                                  "2",      "--iterations",           "10",
+                                  "--json", "--no-store",             "--timeout",
+                                  timeout};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  }
+  CliResult eval(const std::string& scenario, std::vector<std::string> extra = {}) {
+    return run_mgk(args(std::move(extra)), env(scenario), 300);
+  }
+  TempDir bin_{"mgk-fakes"};
+};
+
+TEST_F(ScriptedEval, CorrectIsExitZeroWithSpeedupAndFloor) {
+  CliResult r = eval("correct");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  expect_verdict(r, "correct");
+  auto j = r.json();
+  ASSERT_EQ(j["sizes"].size(), 1u) << r.output;
+  const auto& s = j["sizes"][0];
+  EXPECT_DOUBLE_EQ(s["speedup"].get<double>(), 2.0);  // reference 10 us / candidate 5 us
+  EXPECT_DOUBLE_EQ(s["floor"]["median_us"].get<double>(), 2.0);
+  EXPECT_TRUE(s["credible"].get<bool>());
+  EXPECT_EQ(s["trials_passed"], 2);
+  EXPECT_EQ(s["timed_calls_checked"], 15) << "3 checked calls in each of the 5 candidate blocks";
+  EXPECT_TRUE(j["timed"].get<bool>());
+  EXPECT_NE(j.value("isolation", ""), "") << "the candidate processes' isolation is reported";
+  EXPECT_EQ(j["source_sha256"].get<std::string>().size(), 64u);
+}
+
+TEST_F(ScriptedEval, AMismatchIsExitOneNamingOutputRankAndIndex) {
+  CliResult r = eval("incorrect");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  expect_verdict(r, "incorrect", "mismatch", "output mismatch");
+  auto m = r.json()["sizes"][0]["mismatch"];
+  EXPECT_EQ(m["output"], "y");
+  EXPECT_EQ(m["rank"], 1);
+  EXPECT_EQ(m["index"], "[5]");
+  EXPECT_TRUE(m["got"].is_null()) << "got NaN";
+  EXPECT_EQ(r.json()["sizes"][0]["trials_passed"], 0);
+}
+
+TEST_F(ScriptedEval, AHangIsExitTwoNamingThePhaseWithinTheTimeout) {
+  const auto t0 = std::chrono::steady_clock::now();
+  CliResult r = eval("hang");
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  expect_verdict(r, "timeout");
+  EXPECT_EQ(r.json()["phase"], "candidate trial 1/2 at size small");
+  expect_message(r, "no answer within 3 s");
+  EXPECT_LT(secs, 60) << "the watchdog took too long";
+}
+
+TEST_F(ScriptedEval, ACandidateProcessThatCrashesIsARuntimeErrorNamingTheSignal) {
+  CliResult r = eval("crash");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  expect_verdict(r, "runtime_error");
+  expect_message(r, "the candidate process of rank 0 ended (killed by signal 6 (Aborted))");
+}
+
+TEST_F(ScriptedEval, AReferenceThatFailsItsOwnCheckIsInfrastructure) {
+  CliResult r = eval("reffails");
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  expect_verdict(r, "infrastructure");
+  expect_message(r, "the reference failed its own check");
+}
+
+TEST_F(ScriptedEval, AHarnessFaultIsInfrastructure) {
+  CliResult r = eval("harnessfault");
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  expect_verdict(r, "infrastructure");
+  expect_message(r, "scripted harness fault");
+}
+
+TEST_F(ScriptedEval, AHarnessThatDiesMidRunIsInfrastructureWithItsLastWords) {
+  CliResult r = eval("diesmidrun");
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  expect_verdict(r, "infrastructure");
+  expect_message(r, "rank 0 ended (exit 9)");
+  expect_message(r, "leaving in the middle of a trial");
+}
+
+TEST_F(ScriptedEval, ARankThatDiesBeforeConnectingIsNoticedAtOnce) {
+  const auto t0 = std::chrono::steady_clock::now();
+  CliResult r = eval("diesbeforeconnect");
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  expect_verdict(r, "infrastructure");
+  expect_message(r, "ended (exit 7) during start");
+  EXPECT_LT(secs, 30) << "waited out the accept instead of noticing the exit";
+}
+
+TEST_F(ScriptedEval, ATimeUnderTheFloorIsNotCreditedAsASpeedup) {
+  CliResult r = eval("belowfloor");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  expect_verdict(r, "correct");
+  const auto j = r.json();
+  const auto& s = j["sizes"][0];
+  EXPECT_FALSE(s["credible"].get<bool>());
+  EXPECT_DOUBLE_EQ(s["speedup"].get<double>(), 0.0);
+  EXPECT_TRUE(s["roofline_fraction"].is_null());
+  expect_message(r, "NOT CREDIBLE at small");
+}
+
+TEST_F(ScriptedEval, CtrlCIsExit130AndLeavesNoRankBehind) {
+  std::vector<std::string> argv = {mgk_binary().string()};
+  for (auto& a : args({}, "60")) argv.push_back(a);
+  process::SpawnSpec s;
+  s.argv = argv;
+  s.env = process::current_environment();
+  for (auto& [k, v] : env("hang")) s.env[k] = v;
+  s.capture_output = true;
+  process::Child c = process::spawn(s);
+  std::this_thread::sleep_for(std::chrono::seconds(6));  // compiled (cached) and hanging in the first trial
+  ::kill(c.pid(), SIGINT);
+  int status = c.wait();
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+}
+
+TEST_F(ScriptedEval, CompileOnlyNeedsNoHarnessAndIsExitZero) {
+  auto e = env("correct");
+  e["MGK_HARNESS"] = "/nonexistent/mgk-harness";
+  CliResult r = run_mgk({"eval", "collectives/all_reduce", (tests_dir() / "gpu/candidates/all_reduce.cu").string(),
+                         "--compile-only", "--json", "--no-store"},
+                        e);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  expect_verdict(r, "compiled");
+  EXPECT_FALSE(r.json()["timed"].get<bool>());
+}
+
+TEST_F(ScriptedEval, ARefusedKernelIsExitOneBeforeAnyRankStarts) {
+  CliResult r = run_mgk({"eval", "collectives/all_reduce", (tests_dir() / "bad_candidates/pasted_nccl.cu").string(),
+                         "--json", "--no-store"},
+                        env("diesbeforeconnect"));  // a rank would fail at once: none may start
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  expect_verdict(r, "compile_error");
+  expect_message(r, "pasted_nccl.cu:12: 'ncclAllReduce': candidates may not call NCCL");
+}
+
+TEST_F(ScriptedEval, BadUsageIsExit64) {
+  EXPECT_EQ(eval("correct", {"--size", "enormous"}).exit_code, 64);
+  EXPECT_EQ(run_mgk({"eval", "collectives/no_such_problem", "--reference"}, env("correct")).exit_code, 64);
+  CliResult dir = run_mgk({"eval", "collectives/all_reduce", tests_dir().string()}, env("correct"));
+  EXPECT_EQ(dir.exit_code, 64) << dir.output;
+  EXPECT_NE(dir.output.find("is a directory, not a kernel file"), std::string::npos) << dir.output;
+}
+
+TEST_F(ScriptedEval, NoGpuIsSaidInOneLineWithTheWayOut) {
+  CliResult r = run_mgk(args(), env("nogpu"));
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find("no GPU visible (scripted: no GPU here); use --compile-only"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace mgk::test

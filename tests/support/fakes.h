@@ -1,0 +1,13 @@
+// The stand-in rank processes of tests/fakes/, under the names that choose their scenario.
+#pragma once
+#include <filesystem>
+#include <string>
+
+namespace mgk::test {
+
+// A symlink named `name` in `dir` to the fake program `program` (scripted-harness,
+// scripted-candidate, sandbox-probe); returns its path. The fakes read their scenario
+// from their own name: scripted-harness-hang, sandbox-probe-40123, ...
+std::filesystem::path fake(const std::string& program, const std::filesystem::path& dir, const std::string& name);
+
+}  // namespace mgk::test
