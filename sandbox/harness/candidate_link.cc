@@ -27,7 +27,7 @@ wire::Reply CandidateLink::command(const wire::cand::Command& c, const std::vect
       }
     }
   } catch (const wire::ClosedError&) {
-    throw SolutionFault("the candidate process ended (it crashed, or its code exited)");
+    throw CandidateGone();
   }
 }
 

@@ -9,10 +9,16 @@
 #include <string>
 
 #include "broker_client.h"
+#include "solution.h"
 #include "symmetric.h"
 #include "wire/protocol.h"
 
 namespace mgk::harness {
+
+// The candidate process ended without answering (its code crashed it, or exited).
+struct CandidateGone : sandbox::SolutionFault {
+  CandidateGone() : sandbox::SolutionFault("the candidate process ended (it crashed, or its code exited)") {}
+};
 
 class CandidateLink {
  public:

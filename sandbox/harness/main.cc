@@ -181,7 +181,9 @@ int serve(const std::string& socket, int rank, int world, int device, int candid
     try {
       if (!self.handle(c)) return 0;
     } catch (const SolutionFault& e) {
-      broker.reply(wire::failure_reply(rank, wire::Fault::kSolution, who_of(c).value_or(wire::Who::kCandidate), e.what()));
+      wire::Reply r = wire::failure_reply(rank, wire::Fault::kSolution, who_of(c).value_or(wire::Who::kCandidate), e.what());
+      r.candidate_gone = dynamic_cast<const CandidateGone*>(&e) != nullptr;
+      broker.reply(r);
       // A CUDA error in a solution may have broken this context: leave, the launcher kills
       // the group and starts fresh processes for the next evaluation.
       if (cudaGetLastError() != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) return 4;

@@ -16,7 +16,7 @@ namespace mgk::cli {
 namespace {
 
 struct EvalArgs {
-  std::string problem, kernel, gpus, sizes, dtype, arch;
+  std::string problem, kernel, gpus, sizes, dtype, arch, work_dir;
   int world = 2, trials = 3, iterations = 100, back_to_back = 8;
   bool world_given = false;
   double timeout = 20;
@@ -69,6 +69,7 @@ ExitCode run_eval(const EvalArgs& a, const Globals& g) {
   o.timeout_seconds = a.timeout;
   o.defines = a.defines;
   o.nvcc_flags = a.nvcc_flags;
+  o.work_dir = a.work_dir;
   eval::MachineInfo machine;
   if (!a.compile_only) {
     machine = eval::probe_machine();
@@ -108,6 +109,8 @@ void add_eval_command(CLI::App& root, Globals& g) {
   c->add_flag("--no-time", a->no_time, "Check correctness only");
   c->add_option("-D,--define", a->defines, "Extra define for the kernel, NAME=VALUE (repeatable)");
   c->add_option("--nvcc-flag", a->nvcc_flags, "Extra nvcc flag (repeatable)");
+  c->add_option("--work-dir", a->work_dir,
+                "Keep the ranks' logs here (rankR.log: the harness; rankR.candidate.log: what the candidate printed)");
   c->add_flag("--json", a->json, "Print the whole result as JSON");
   c->add_flag("--no-store", a->no_store, "Do not record the evaluation in the store");
   c->callback([a, &g] { g.exit_code = run_eval(*a, g); });

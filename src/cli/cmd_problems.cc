@@ -40,7 +40,12 @@ void show(const ProblemsArgs& a) {
   std::cout << s.name << ": " << s.title << (s.pkb_id ? " (ParallelKernelBench #" + std::to_string(*s.pkb_id) + ")" : "")
             << "\n";
   std::cout << "world sizes " << s.min_world << ".." << s.max_world << ", dtypes " << join(s.dtypes)
-            << ", default sizes " << join(s.default_sizes) << "\n\n";
+            << ", default sizes " << join(s.default_sizes) << "\n";
+  const auto tails = problems::tail_sizes(s, s.default_sizes, "", a.world);
+  std::cout << (tails.empty() ? "tails: NONE of the default sizes has a byte count that is not a multiple of 16"
+                              : "tails: the default sizes include " + join(tails) +
+                                    ", not a multiple of 16 bytes: kernels that forget the tail fail there")
+            << "\n\n";
   std::cout << read_file(s.statement_path(), "problem statement") << "\n";
   for (const auto& size : s.size_names) {
     auto r0 = problems::resolve(s, size, "", a.world, 0);

@@ -329,11 +329,8 @@ std::vector<wire::Reply> RankGroup::command(const std::vector<wire::Command>& co
         for (int fd : f.fds) ::close(fd);
         if (!reply->ok) {
           const bool candidate_code = reply->fault == wire::Fault::kSolution && reply->who == wire::Who::kCandidate;
-          // A candidate whose process died shows up here first as its harness's report.
-          if (ranks_[r].has_candidate && candidate_code) {
-            usleep(50000);
-            if (ranks_[r].candidate.ended()) died(r, true, phase);
-          }
+          // A candidate process that died shows up here first, as its harness's report.
+          if (ranks_[r].has_candidate && reply->candidate_gone) died(r, true, phase);
           std::string tail = log_tail(r, candidate_code && ranks_[r].has_candidate, 600);
           const std::string where = ranks_[r].last_phase.empty() ? phase : ranks_[r].last_phase;
           kill_all();

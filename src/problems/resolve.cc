@@ -106,6 +106,24 @@ Resolved resolve(const Spec& spec, const std::string& size, const std::string& d
   return r;
 }
 
+std::vector<std::string> tail_sizes(const Spec& spec, const std::vector<std::string>& sizes,
+                                    const std::string& dtype, int world_size) {
+  std::vector<std::string> out;
+  for (const auto& size : sizes) {
+    std::string found;
+    for (int rank = 0; rank < world_size && found.empty(); ++rank) {
+      Resolved r = resolve(spec, size, dtype, world_size, rank);
+      for (const auto* group : {&r.inputs, &r.outputs})
+        for (const auto& t : *group)
+          if (found.empty() && (t.numel * dtype_bytes(t.dtype)) % 16 != 0)
+            found = size + " (" + t.name + ": " + std::to_string(t.numel * dtype_bytes(t.dtype)) + " B on rank " +
+                    std::to_string(rank) + ")";
+    }
+    if (!found.empty()) out.push_back(found);
+  }
+  return out;
+}
+
 ResolvedCost max_cost_over_ranks(const Spec& spec, const std::string& size,
                                  const std::string& dtype, int world_size) {
   ResolvedCost m;

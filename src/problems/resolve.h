@@ -40,6 +40,12 @@ Resolved resolve(const Spec& spec, const std::string& size, const std::string& d
 // The preset's dims (with W) without a rank, for display.
 expr::Vars size_dims(const Spec& spec, const std::string& size, int world_size);
 
+// The presets among `sizes` where some tensor of some rank has a byte count that is not a
+// multiple of 16 (a vectorised kernel that forgets its tail fails there), as
+// "odd (y: 666666 B on rank 0)"; empty when none.
+std::vector<std::string> tail_sizes(const Spec& spec, const std::vector<std::string>& sizes,
+                                    const std::string& dtype, int world_size);
+
 // Largest per-rank cost over all ranks (roofline uses the slowest rank).
 ResolvedCost max_cost_over_ranks(const Spec& spec, const std::string& size,
                                  const std::string& dtype, int world_size);

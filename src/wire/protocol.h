@@ -171,6 +171,7 @@ struct Reply {
   Fault fault = Fault::kHarness;
   std::optional<Who> who;
   std::string error;
+  bool candidate_gone = false;  // the candidate process ended without answering
   // Payloads:
   std::optional<Verdict> verdict;  // trial, back_to_back, time
   std::vector<double> times_us;    // time, time_floor; a candidate call: its one time

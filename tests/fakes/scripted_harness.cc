@@ -26,6 +26,10 @@ namespace wire = mgk::wire;
 
 namespace {
 
+struct CandidateGone : std::runtime_error {
+  CandidateGone() : std::runtime_error("the candidate process ended (it crashed, or its code exited)") {}
+};
+
 std::string scenario_of(const char* argv0) {
   std::string name = argv0;
   name = name.substr(name.rfind('/') + 1);
@@ -120,7 +124,7 @@ class Scripted {
       wire::Frame f = wire::receive(candidate_);
       if (auto* rep = std::get_if<wire::Reply>(&f.body); rep && !rep->ok) throw std::runtime_error(rep->error);
     } catch (const wire::ClosedError&) {
-      throw std::runtime_error("the candidate process ended (it crashed, or its code exited)");
+      throw CandidateGone();
     }
   }
 
@@ -154,6 +158,9 @@ int main(int argc, char** argv) {
       bool more = true;
       try {
         more = self.handle(*c, r);
+      } catch (const CandidateGone& e) {
+        r = wire::failure_reply(std::atoi(rank), wire::Fault::kSolution, wire::Who::kCandidate, e.what());
+        r.candidate_gone = true;
       } catch (const std::exception& e) {
         r = wire::failure_reply(std::atoi(rank), wire::Fault::kSolution, wire::Who::kCandidate, e.what());
       }

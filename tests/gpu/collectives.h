@@ -41,6 +41,37 @@ inline const std::vector<std::pair<std::string, std::vector<std::string>>> kExpe
     {"gather", {"-D", "MECH=1", "-D", "CE_MIN_MB=1048576", "-D", "LAMPORT_MAX_KB=0"}},
 };
 
+// Every file under tests/bad_candidates/ and the verdict the evaluator must give it (the
+// README there says why each is bad). `failure_kind` is the last size's (for incorrect),
+// `part` a piece of the failure (incorrect) or of the message (other verdicts).
+struct BadCandidate {
+  const char* file;
+  const char* verdict;
+  const char* failure_kind;
+  const char* part;
+  const char* sizes;        // what to evaluate at; "" = the problem's defaults
+  bool shared_gpu_catches;  // ranks sharing one GPU find it too (untimed, taking turns)
+};
+inline const BadCandidate kBadCandidates[] = {
+    {"wrong_values", "incorrect", "mismatch", "output mismatch", "small,odd", true},
+    {"all_zeros", "incorrect", "mismatch", "output mismatch", "small,odd", true},
+    {"constant", "incorrect", "mismatch", "output mismatch", "small,odd", true},
+    {"modifies_input", "incorrect", "modified_input", "modified its input 'x'", "small,odd", true},
+    {"one_rank_unwritten", "incorrect", "mismatch", "output mismatch", "small,odd", true},
+    {"partial_write", "incorrect", "mismatch", "output mismatch", "small,odd", true},
+    {"side_stream", "incorrect", "incomplete", "not joined back", "medium", true},
+    {"forgets_tail", "incorrect", "mismatch", "output mismatch", "", true},
+    // Reads a peer's inputs before the peer's call began: shows only when ranks run at once.
+    {"no_start_sync", "incorrect", "mismatch", "back to back", "small,odd", false},
+    // Skips work in timed calls: needs timing, so a GPU per rank.
+    {"skips_unchecked", "incorrect", "mismatch", "in timed call", "small", false},
+    {"uses_nccl", "compile_error", "", "uses_nccl.cu:9: 'ncclAllReduce': candidates may not call NCCL", "small", true},
+    {"pasted_nccl", "compile_error", "", "pasted_nccl.cu:12: 'ncclAllReduce': candidates may not call NCCL", "small", true},
+    {"opens_socket", "compile_error", "", "imports 'socket': candidates may not use sockets", "small", true},
+    {"crash", "runtime_error", "", "illegal memory access", "small", true},
+    {"hang", "timeout", "", "candidate trial 1/2 at size small", "small", true},
+};
+
 // The `mgk eval` arguments that run an expert variant.
 inline std::vector<std::string> expert_variant_args(const std::vector<std::string>& defines) {
   std::vector<std::string> args = {"--expert"};

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 
 #include "gpu/collectives.h"
 #include "support/mgk_cli.h"
@@ -17,18 +19,17 @@ namespace {
 
 class SharedGpuEval : public ::testing::Test {
  protected:
-  void SetUp() override {
-    if (!gpus_available()) GTEST_SKIP() << "skipped: no GPU";
-  }
+  void SetUp() override { MGK_REQUIRE_GPUS(false); }
   // `world` ranks, all on GPU 0; two trials and the back-to-back calls at each size.
   CliResult eval(const std::string& problem, int world, std::vector<std::string> extra,
-                 const std::string& sizes = "tiny,odd") {
+                 const std::string& sizes = "tiny,odd", std::map<std::string, std::string> env = {}) {
     std::string gpus = "0";
     for (int r = 1; r < world; ++r) gpus += ",0";
-    std::vector<std::string> args = {"eval", "collectives/" + problem, "--size", sizes, "--trials", "2",
-                                     "--json",   "--no-store",             "--gpus", gpus};
+    std::vector<std::string> args = {"eval", "collectives/" + problem, "--trials", "2", "--json", "--no-store", "--gpus", gpus};
+    if (!sizes.empty()) args.insert(args.end(), {"--size", sizes});
     args.insert(args.end(), extra.begin(), extra.end());
-    return run_mgk(args, {{"MGK_HOME", (build_dir() / "gpu-test-home").string()}});
+    env["MGK_HOME"] = (build_dir() / "gpu-test-home").string();
+    return run_mgk(args, env);
   }
 };
 
@@ -38,10 +39,12 @@ TEST_F(SharedGpuEval, ExpertsPassUntimedAtWorldTwoAndFour) {
     for (const char* p : kCollectives) {
       SCOPED_TRACE(std::string(p) + " at world " + std::to_string(world));
       auto r = eval(p, world, {"--expert"});
-      expect_verdict(r, "correct", "not timed: ranks share a GPU");
+      expect_verdict(r, "correct");
+      expect_message(r, "not timed: ranks share a GPU");
       EXPECT_EQ(r.exit_code, 0) << r.output;
       auto j = r.json();
       ASSERT_TRUE(j.contains("sizes")) << r.output;
+      EXPECT_FALSE(j.value("timed", true));
       for (const auto& s : j["sizes"]) {
         EXPECT_EQ(s.value("trials_passed", 0), 2) << r.output;
         EXPECT_TRUE(s["candidate"].is_null() && s["reference"].is_null()) << "shared ranks must not be timed";
@@ -70,14 +73,48 @@ TEST_F(SharedGpuEval, SetupSeesTheTensorsRunGets) {
   }
 }
 
-TEST_F(SharedGpuEval, WrongValuesAreStillRejected) {
-  expect_verdict(eval("all_reduce", 2, {(tests_dir() / "bad_candidates/wrong_values.cu").string()}), "incorrect",
-                 "output mismatch");
+// Every bad candidate that ranks taking turns on one GPU can catch is rejected, for its reason.
+TEST_F(SharedGpuEval, EveryBadCandidateIsRejectedForItsReason) {
+  for (const auto& b : kBadCandidates) {
+    if (!b.shared_gpu_catches) continue;
+    SCOPED_TRACE(b.file);
+    std::vector<std::string> extra = {(tests_dir() / "bad_candidates" / (std::string(b.file) + ".cu")).string()};
+    if (std::string(b.verdict) == "timeout") extra.insert(extra.end(), {"--timeout", "10"});
+    CliResult r = eval("all_reduce", 2, extra, b.sizes);
+    if (std::string(b.verdict) == "incorrect") expect_verdict(r, "incorrect", b.failure_kind, b.part);
+    else {
+      expect_verdict(r, b.verdict);
+      expect_message(r, b.part);
+    }
+    if (std::string(b.file) == "forgets_tail") expect_message(r, "incorrect at size odd");
+  }
+}
+
+// The candidate's process gets none of mgk's secrets: a key planted in mgk's environment
+// is neither in what the candidate printed (its log) nor anywhere in the result.
+TEST_F(SharedGpuEval, TheCandidateCannotReadTheApiKey) {
+  TempDir work("mgk-key-work");
+  const std::string key = "sk-planted-secret-4242";
+  CliResult r = eval("all_reduce", 2,
+                     {(tests_dir() / "bad_candidates/reads_api_key.cu").string(), "--work-dir", work.path().string()},
+                     "tiny", {{"OPENAI_API_KEY", key}, {"ANTHROPIC_API_KEY", key}, {"MGK_TEST_PLANTED_SECRET", key}});
+  expect_verdict(r, "correct");
+  EXPECT_EQ(r.output.find(key), std::string::npos) << r.output;
+  for (int rank = 0; rank < 2; ++rank) {
+    std::ifstream in(work.path() / ("rank" + std::to_string(rank) + ".candidate.log"));
+    std::stringstream log;
+    log << in.rdbuf();
+    SCOPED_TRACE(log.str());
+    EXPECT_NE(log.str().find("candidate sees OPENAI_API_KEY=(unset)"), std::string::npos);
+    EXPECT_NE(log.str().find("candidate sees MGK_TEST_PLANTED_SECRET=(unset)"), std::string::npos);
+    EXPECT_EQ(log.str().find(key), std::string::npos);
+  }
+  EXPECT_NE(r.json().value("isolation", ""), "none") << "the candidate ran without isolation: " << r.output;
 }
 
 TEST_F(SharedGpuEval, TheNcclReferenceIsRefusedWithAClearReason) {
   auto r = eval("all_reduce", 2, {"--reference"});
-  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.exit_code, 64) << r.output;
   EXPECT_NE(r.output.find("NCCL refuses"), std::string::npos) << r.output;
 }
 

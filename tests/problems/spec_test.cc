@@ -109,6 +109,22 @@ TEST(Catalog, EveryProblemInTheSuiteParsesAndResolvesAtTwoFourAndEightRanks) {
   }
 }
 
+// A vectorised kernel that forgets its tail must fail under the defaults: every problem's
+// default sizes include a preset whose byte counts are not multiples of 16, at every
+// world size (tests/bad_candidates/forgets_tail.cu is the kernel).
+TEST(Catalog, EveryProblemsDefaultSizesIncludeATail) {
+  for (const auto& n : list_names()) {
+    SCOPED_TRACE(n);
+    Spec s = load(n);
+    for (int w : {2, 4, 8}) {
+      auto tails = tail_sizes(s, s.default_sizes, "", w);
+      EXPECT_FALSE(tails.empty()) << "at W=" << w;
+    }
+  }
+  Spec ar = load("collectives/all_reduce");
+  EXPECT_EQ(tail_sizes(ar, {"small", "odd"}, "bf16", 2), (std::vector<std::string>{"odd (x: 666666 B on rank 0)"}));
+}
+
 TEST(Catalog, CollectivePresetsMatchTheirByteTargets) {
   // small <= 1 MB per rank, medium ~16 MB, large >= 256 MB (bf16 input of all-reduce).
   Spec s = load("collectives/all_reduce");
