@@ -30,7 +30,7 @@ void run_history(const HistoryArgs& a, const Globals& g) {
   if (a.limit < 0) throw UsageError("--limit must be 0 (no limit) or more");
   f.limit = a.limit;
 
-  store::Store s = store::Store::open_existing(
+  store::Store s = store::Store::open_read_only(
       database_path(g.db.empty() ? std::nullopt : std::optional<std::string>(g.db)));
   auto attempts = s.history(f);
   if (a.json) {

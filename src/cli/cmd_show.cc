@@ -18,7 +18,7 @@ struct ShowArgs {
 };
 
 void run_show(const ShowArgs& a, const Globals& g) {
-  store::Store s = store::Store::open_existing(
+  store::Store s = store::Store::open_read_only(
       database_path(g.db.empty() ? std::nullopt : std::optional<std::string>(g.db)));
   auto detail = s.attempt_detail(a.id);
   if (!detail)

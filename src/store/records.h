@@ -153,7 +153,8 @@ struct TuningTrialFilter {
 struct MergeReport {
   int runs = 0;  // runs added
   int runs_already_present = 0;
-  int attempts = 0, turns = 0, evaluations = 0;
+  int runs_updated = 0, attempts_updated = 0;  // already here, and ended since in the shard
+  int attempts = 0, turns = 0, evaluations = 0;  // added
   int kernels_added = 0;  // kernel sources not in the target before
   int tuning_trials = 0;  // trials added or replaced by a newer measurement
   int calibrations = 0;

@@ -55,8 +55,17 @@ Store Store::open(const std::filesystem::path& path) {
   return Store(std::move(db));
 }
 
-Store Store::open_existing(const std::filesystem::path& path) {
-  Database db = Database::open(path, Database::Mode::kExisting);
+Store Store::open_read_only(const std::filesystem::path& path) {
+  Database db = Database::open(path, Database::Mode::kReadOnly);
+  const int version = checked_schema_version(db);
+  if (version == int(schema_migrations().size())) return Store(std::move(db));
+  if (access(path.c_str(), W_OK) != 0)
+    throw Error("the mgk store " + path.string() + " has schema version " +
+                std::to_string(version) + ", older than this mgk's " +
+                std::to_string(schema_migrations().size()) +
+                ", and reading it needs migrating it, which this user cannot (the file is " +
+                "read-only): copy it somewhere writable and pass that copy with --db");
+  db = Database::open(path, Database::Mode::kCreate);
   migrate(db);
   return Store(std::move(db));
 }

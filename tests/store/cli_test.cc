@@ -2,6 +2,7 @@
 // real store file. Skipped when the mgk target has not been built.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <sstream>
@@ -81,9 +82,47 @@ TEST_F(CliTest, HistoryBadInputIsOneClearLine) {
   EXPECT_NE(status.err.find("valid: running, done, interrupted, failed"), std::string::npos);
 
   Ran missing = mgk("--db '" + (dir.path() / "nothing.db").string() + "' history");
-  EXPECT_EQ(missing.exit_code, 64);
+  EXPECT_EQ(missing.exit_code, 5);  // nothing to read there
   EXPECT_NE(missing.err.find("no mgk store at"), std::string::npos) << missing.err;
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "nothing.db"));
+}
+
+// A store this user may read but not write (a colleague's, an archive): history and show
+// read it. As root (who may write anything), mgk runs as nobody to be refused the writes.
+TEST_F(CliTest, AStoreThisUserCannotWriteIsStillRead) {
+  auto folder = dir.path() / "read-only";
+  std::filesystem::create_directory(folder);
+  auto ro_db = folder / "mgk.db";
+  std::filesystem::copy_file(db, ro_db);
+  using std::filesystem::perms;
+  std::filesystem::permissions(dir.path(), perms::owner_all | perms::others_read |
+                                               perms::others_exec | perms::group_read |
+                                               perms::group_exec);
+  std::filesystem::permissions(ro_db, perms::owner_read | perms::group_read | perms::others_read);
+  std::filesystem::permissions(folder, perms::owner_read | perms::owner_exec | perms::group_read |
+                                           perms::group_exec | perms::others_read |
+                                           perms::others_exec);
+  const std::string as_reader =
+      geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : "";
+  auto run = [&](const std::string& args) {
+    auto out = dir.path() / "stdout", err = dir.path() / "stderr";
+    std::string cmd = as_reader + "'" + mgk::test::mgk_binary().string() + "' --db '" +
+                      ro_db.string() + "' " + args + " >'" + out.string() + "' 2>'" +
+                      err.string() + "'";
+    int status = std::system(cmd.c_str());
+    Ran r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+  };
+  Ran history = run("history");
+  Ran show = run("show " + std::to_string(ar));
+  std::filesystem::permissions(folder, perms::owner_all);
+  EXPECT_EQ(history.exit_code, 0) << history.err;
+  EXPECT_NE(history.out.find("tp/ag_gemm"), std::string::npos) << history.out;
+  EXPECT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_NE(show.out.find("collectives/all_reduce"), std::string::npos) << show.out;
 }
 
 TEST_F(CliTest, ShowPrintsTheAttemptTheKernelOrJson) {
