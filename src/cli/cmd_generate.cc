@@ -71,12 +71,31 @@ runner::RunnerOptions shell_runner_options() {
 }
 
 ExitCode exit_code_for(const agent::AttemptOutcome& o) {
-  if (o.reason == agent::ExitReason::kInterrupted) return ExitCode::kInterrupted;
-  if (o.reason == agent::ExitReason::kApiError) return ExitCode::kInfrastructure;
+  switch (o.reason) {
+    case agent::ExitReason::kInterrupted: return ExitCode::kInterrupted;
+    case agent::ExitReason::kApiError:
+    case agent::ExitReason::kInfrastructure: return ExitCode::kInfrastructure;
+    default: break;
+  }
   if (o.best_kernel) return ExitCode::kOk;
-  if (o.reason == agent::ExitReason::kCostLimit || o.reason == agent::ExitReason::kTimeLimit)
-    return ExitCode::kTimeout;
-  return ExitCode::kIncorrect;
+  if (o.reason == agent::ExitReason::kCostLimit || o.reason == agent::ExitReason::kTimeLimit ||
+      o.reason == agent::ExitReason::kTurnsExhausted)
+    return ExitCode::kLimit;
+  return ExitCode::kIncorrect;  // format errors, or submitted without a correct kernel
+}
+
+// Says before the first call how the model's replies will be billed.
+void announce_price(const llm::Provider& provider) {
+  auto p = provider.price();
+  if (!p) {
+    log::warning("no price is known for " + provider.name() +
+                 ": its cost is not counted (shown as '?') and not limited");
+  } else if (!p->exact) {
+    char rates[96];
+    std::snprintf(rates, sizeof rates, "$%g in / $%g out per million tokens", p->price.input,
+                  p->price.output);
+    log::info("pricing " + provider.name() + " as '" + p->entry + "' (" + rates + ")");
+  }
 }
 
 void tune_best(const agent::AttemptOutcome& o, const eval::EvalOptions& eval_options,
@@ -135,6 +154,9 @@ ExitCode run_generate(const GenerateArgs& a, const Globals& g) {
   const agent::PromptLibrary prompts = agent::PromptLibrary::load_default();
   const llm::Config llm_config = llm::load_config();
   std::unique_ptr<llm::Provider> provider = llm::make_provider(model, llm_config);
+  const agent::Limits limits{turns, a.max_cost, a.max_time, 3};
+  agent::check_cost_limit(*provider, limits);  // before the GPU probe and any other wait
+  announce_price(*provider);
   const eval::MachineInfo machine = eval::probe_machine();
   if (machine.gpus.empty())
     throw Error("no GPU to judge kernels on (" + machine.error + "); run 'mgk doctor'");
@@ -165,7 +187,7 @@ ExitCode run_generate(const GenerateArgs& a, const Globals& g) {
   setup.problem = problem;
   setup.mode = agent_mode;
   setup.world_size = world;
-  setup.limits = {turns, a.max_cost, a.max_time, 3};
+  setup.limits = limits;
   setup.sampling.max_tokens = a.max_tokens;
   if (a.temperature_given) setup.sampling.temperature = a.temperature;
   if (!a.reasoning_effort.empty()) setup.sampling.reasoning_effort = a.reasoning_effort;
@@ -186,10 +208,12 @@ ExitCode run_generate(const GenerateArgs& a, const Globals& g) {
   install_interrupt_handler();
   const std::atomic<bool>& interrupt = interrupt_flag();
   agent::Agent session(std::move(setup), {provider.get(), &judge, &store, &prompts, &interrupt});
+  const bool priced = provider->price().has_value();
+  auto cost = [priced](double usd) { return priced ? money(usd) : std::string("$?"); };
   session.on_turn = [&](const agent::TurnReport& t) {
     std::cout << "turn " << t.index + 1 << "/" << turns << "  " << t.action << "  " << t.outcome
               << "  tokens " << tokens(t.tokens_in) << " in / " << tokens(t.tokens_out) << " out  "
-              << money(t.cost_usd) << " (total " << money(t.total_cost_usd) << ")" << std::endl;
+              << cost(t.cost_usd) << " (total " << cost(t.total_cost_usd) << ")" << std::endl;
   };
   log::info(std::string(a.resume ? "resuming" : "starting") + " " + problem + " with " + model + " (" + mode +
             " mode, " + std::to_string(world) + " ranks, prompts " + prompts.version() + ")");
@@ -197,7 +221,7 @@ ExitCode run_generate(const GenerateArgs& a, const Globals& g) {
 
   std::cout << "ended: " << agent::to_string(out.reason) << (out.message.empty() ? "" : ": " + out.message)
             << "  (" << out.turns << " turns, " << tokens(out.tokens_in) << " in / " << tokens(out.tokens_out)
-            << " out, " << money(out.cost_usd) << ")\n";
+            << " out, " << cost(out.cost_usd) << ")\n";
   if (out.final_result)
     std::cout << "final kernel.cu: " << agent::verdict_summary(*out.final_result) << "\n";
   if (out.best_kernel) {
@@ -212,9 +236,11 @@ ExitCode run_generate(const GenerateArgs& a, const Globals& g) {
                     ? ", 'mgk generate --resume " + std::to_string(out.attempt_id) + "'"
                     : std::string())
             << ")\n";
+  const bool failed = out.reason == agent::ExitReason::kApiError ||
+                      out.reason == agent::ExitReason::kInfrastructure;
   store.finish_run(run_id,
                    out.reason == agent::ExitReason::kInterrupted ? store::Status::kInterrupted
-                   : out.reason == agent::ExitReason::kApiError  ? store::Status::kFailed
+                   : failed                                      ? store::Status::kFailed
                                                                  : store::Status::kDone,
                    {{"attempt", out.attempt_id}, {"exit_reason", agent::to_string(out.reason)}});
   if (a.tune && out.reason != agent::ExitReason::kInterrupted) tune_best(out, eval_options, store);
