@@ -144,10 +144,8 @@ ExitCode run_generate(const GenerateArgs& a, const Globals& g) {
   std::vector<int> gpus = parse_int_list(a.gpus, "--gpus");
   require_own_gpus(gpus, "generate");
   if (a.resume == 0) world = world_from(world, a.world_given, gpus);  // a resumed session keeps its world
-  if (world < 1) throw UsageError("--world must be at least 1");
   // A shell session needs many more steps than a refine session needs turns.
   if (turns == 0) turns = mode == "shell" ? 40 : 8;
-  if (turns < 1) throw UsageError("--turns must be at least 1");
 
   const problems::Spec spec = problems::load(problem);
   const agent::Mode agent_mode = agent::mode_from_string(mode);
@@ -258,16 +256,26 @@ void add_generate_command(CLI::App& root, Globals& g) {
       ->check(CLI::IsMember({"refine", "shell"}))
       ->capture_default_str();
   c->add_option("--turns", a->turns,
-                "Model calls, resumed ones included (default: 8 in refine mode, 40 steps in shell mode)");
-  c->add_option("--max-cost", a->max_cost, "Stop before a call once the attempt cost this many USD (0: no limit)")
-      ->capture_default_str();
-  c->add_option("--max-time", a->max_time, "Stop before a call after this many seconds (0: no limit)");
+                "Model calls, resumed ones included (default: 8 in refine mode, 40 steps in shell mode)")
+      ->check(at_least(1));
+  c->add_option("--max-cost", a->max_cost,
+                "Stop before a call once the attempt cost this many USD (0: no limit; a limit needs "
+                "the model's price)")
+      ->capture_default_str()
+      ->check(at_least(0));
+  c->add_option("--max-time", a->max_time, "Stop before a call after this many seconds (0: no limit)")
+      ->check(at_least(0));
   add_group_options(c, &a->world, &a->world_given, &a->gpus);
   c->add_option("--temperature", a->temperature, "Sampling temperature (default: the provider's)")
+      ->check(at_least(0))
       ->each([a](const std::string&) { a->temperature_given = true; });
-  c->add_option("--max-tokens", a->max_tokens, "Output tokens per reply")->capture_default_str();
+  c->add_option("--max-tokens", a->max_tokens, "Output tokens per reply")
+      ->capture_default_str()
+      ->check(at_least(1));
   c->add_option("--reasoning-effort", a->reasoning_effort, "Passed to the provider: low, medium or high");
-  c->add_option("--command-timeout", a->command_timeout, "Shell mode: seconds a command may run")->capture_default_str();
+  c->add_option("--command-timeout", a->command_timeout, "Shell mode: seconds a command may run")
+      ->capture_default_str()
+      ->check(above(0));
   c->add_option("--resume", a->resume, "Continue a stored attempt (its problem, model and mode)");
   c->add_flag("--tune", a->tune, "Tune the best kernel's declared parameters at the end");
   c->callback([a, &g] { g.exit_code = run_generate(*a, g); });

@@ -32,7 +32,7 @@ constexpr std::size_t kTableRows = 15;
 
 ExitCode show_cached(const TuneArgs& a, const Globals& g) {
   tune::KernelIdentity kernel = tune::identify_kernel(a.kernel);
-  store::Store store = open_store(g);
+  store::Store store = open_store_to_read(g);
   tune::StoreTrialCache cache(store);
   std::vector<tune::Trial> trials = cache.trials_for(kernel.kernel_hash, a.problem);
   tune::sort_best_first(trials);
@@ -57,15 +57,12 @@ tune::KernelTuneRequest request_from(const TuneArgs& a) {
   r.eval.gpus = parse_int_list(a.gpus, "--gpus");
   require_own_gpus(r.eval.gpus, "tune");
   r.eval.world_size = world_from(a.world, a.world_given, r.eval.gpus);
-  if (r.eval.world_size < 1) throw UsageError("--world must be at least 1");
   r.eval.arch = a.arch;
   r.eval.timeout_seconds = a.timeout;
   r.eval.nvcc_flags = a.nvcc_flags;
   r.size = a.size;
   r.strategy = a.strategy;
-  if (a.max_evals < 1) throw UsageError("--max-evals must be at least 1");
   r.max_evals = a.max_evals;
-  if (a.max_time < 0) throw UsageError("--max-time must not be negative");
   r.max_seconds = a.max_time;
   r.seed = a.seed;
   if (!a.out.empty()) r.out = a.out;
@@ -172,10 +169,13 @@ void add_tune_command(CLI::App& root, Globals& g) {
       ->required();
   c->add_option("--strategy", a->strategy, strategy_help())->capture_default_str();
   c->add_option("--max-evals", a->max_evals,
-                "Trials in all, those found in the store included")->capture_default_str();
+                "Trials in all, those found in the store included")
+      ->capture_default_str()
+      ->check(at_least(1));
   c->add_option("--max-time", a->max_time,
                 "Seconds after which no new evaluation starts (0: no limit)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(at_least(0));
   c->add_option("--size", a->size,
                 "Size preset whose time is minimised (default: medium, else the problem's "
                 "last default preset)");
@@ -185,7 +185,8 @@ void add_tune_command(CLI::App& root, Globals& g) {
   c->add_option("--out", a->out, "Where to write the best kernel (default: KERNEL.tuned.cu)");
   c->add_option("--arch", a->arch, "nvcc target, e.g. sm_90a (default: from the GPU)");
   c->add_option("--timeout", a->timeout, "Seconds a phase may take before it counts as a hang")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(above(0));
   c->add_option("--nvcc-flag", a->nvcc_flags, "Extra nvcc flag (repeatable)");
   c->add_flag("--show", a->show,
               "List the stored results for this kernel and problem, best first; run nothing");

@@ -71,7 +71,7 @@ Store Store::open_read_only(const std::filesystem::path& path) {
 }
 
 int64_t Store::begin_run(const RunStart& run) {
-  check_one_of("run kind", run.kind, {"generate", "bench", "tune", "eval"});
+  check_run_kind(run.kind);
   std::lock_guard lock(*mutex_);
   Statement s(db_,
               "INSERT INTO runs (uuid, kind, model, args, status, host, pid, created_at) "
@@ -274,6 +274,19 @@ void Store::record_calibration(const MachineKey& m, const nlohmann::json& result
   s.bind(1, m.gpu_model).bind(2, m.gpu_count).bind(3, m.driver).bind(4, utc_now());
   s.bind(5, result.dump());
   s.run();
+}
+
+std::vector<std::pair<MachineKey, nlohmann::json>> Store::latest_calibrations() {
+  std::lock_guard lock(*mutex_);
+  Statement s(db_,
+              "SELECT gpu_model, gpu_count, driver, result FROM calibrations c WHERE id = "
+              "(SELECT x.id FROM calibrations x WHERE x.gpu_model = c.gpu_model AND "
+              "x.gpu_count = c.gpu_count AND x.driver = c.driver "
+              "ORDER BY x.created_at DESC, x.id DESC LIMIT 1) ORDER BY created_at DESC, id DESC");
+  std::vector<std::pair<MachineKey, nlohmann::json>> out;
+  while (s.step())
+    out.push_back({{s.text(0), int(s.int64(1)), s.text(2)}, rows::parse_json(s.text(3))});
+  return out;
 }
 
 std::optional<nlohmann::json> Store::latest_calibration(const MachineKey& m) {

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "store/database.h"
@@ -75,10 +76,16 @@ class Store {
   void record_calibration(const MachineKey& machine, const nlohmann::json& result);
   // The most recent calibration of exactly this machine (model, GPU count, driver).
   std::optional<nlohmann::json> latest_calibration(const MachineKey& machine);
+  // The most recent calibration of every machine in the store, newest first.
+  std::vector<std::pair<MachineKey, nlohmann::json>> latest_calibrations();
 
   // ---- queries ----
   // Attempts matching the filter, newest first.
   std::vector<AttemptSummary> history(const HistoryFilter& filter);
+  // Runs that have no attempts (`mgk eval`, `mgk tune`) matching the filter, newest
+  // first; `problem` matches the run's args.problem, the times its created_at.
+  std::vector<RunRecord> runs_without_attempts(const HistoryFilter& filter);
+  std::vector<EvaluationRecord> evaluations_of_run(int64_t run_id);  // oldest first
   std::optional<AttemptSummary> attempt(int64_t attempt_id);
   std::vector<AttemptSummary> attempts_of_run(int64_t run_id);  // oldest first
   // The run's attempts left "running" or "interrupted", oldest first: what a resumed run
