@@ -9,6 +9,7 @@
 #include "cli/options.h"
 #include "common/interrupt.h"
 #include "common/log.h"
+#include "tune/eval_objective.h"
 #include "tune/report.h"
 #include "tune/store_trial_cache.h"
 #include "tune/strategy.h"
@@ -81,9 +82,11 @@ void print_summary(const tune::KernelTuneResult& result, const TuneArgs& a) {
     std::cout << "no configuration was correct at size " << result.context.size << "\n";
     return;
   }
-  std::printf("best: %s: %.2f us at size %s, world size %d\n",
+  const bool several = tune::tuning_sizes(result.context.size).size() > 1;
+  std::printf("best: %s: %.2f us %s %s, world size %d\n",
               result.space.describe(r.best->config).c_str(), r.best->trial.time_us,
-              result.context.size.c_str(), result.context.world_size);
+              several ? "(geometric mean) over sizes" : "at size", result.context.size.c_str(),
+              result.context.world_size);
   std::cout << "wrote " << result.best_kernel->string() << "; check it with: mgk eval "
             << a.problem << " " << result.best_kernel->string() << "\n";
 }
@@ -178,7 +181,8 @@ void add_tune_command(CLI::App& root, Globals& g) {
       ->check(at_least(0));
   c->add_option("--size", a->size,
                 "Size preset whose time is minimised (default: medium, else the problem's "
-                "last default preset)");
+                "last default preset), or several, comma-separated: their geometric mean, "
+                "which ranks configurations as the geometric mean of their speedups does");
   add_group_options(c, &a->world, &a->world_given, &a->gpus);
   c->add_option("--seed", a->seed, "Seed of the search; the same seed replays the same search")
       ->capture_default_str();
