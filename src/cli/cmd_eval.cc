@@ -1,7 +1,7 @@
 // mgk eval PROBLEM KERNEL.cu: the evaluator by hand.
 #include <fstream>
-#include <optional>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "cli/commands.h"
@@ -36,10 +36,11 @@ ExitCode exit_code_for(eval::Verdict v) {
   }
 }
 
-void record(store::Store& store, const EvalArgs& a, const eval::EvalOptions& o, const eval::EvalResult& r,
+void record(store::Store& store, const eval::EvalOptions& o, const eval::EvalResult& r,
             const std::string& source) {
   std::string hash = store.put_kernel(source);
-  int64_t run = store.begin_run({"eval", "", {{"problem", o.problem}, {"kernel", a.kernel}, {"world", o.world_size}}});
+  const std::string kernel = o.kernel_is_reference ? "(reference)" : o.kernel.string();
+  int64_t run = store.begin_run({"eval", "", {{"problem", o.problem}, {"kernel", kernel}, {"world", o.world_size}}});
   auto rec = store::EvaluationRecord::from_result(r.to_json(), hash);
   rec.run_id = run;
   store.record_evaluation(rec);
@@ -85,7 +86,7 @@ ExitCode run_eval(const EvalArgs& a, const Globals& g) {
   else std::cout << eval::format_report(r, machine.gpu_model());
   if (!r.compile_log.empty() && !a.json && (r.verdict == eval::Verdict::kCompileError || g.verbose))
     std::cout << "--- nvcc output ---\n" << r.compile_log << "\n";
-  if (store) record(*store, a, o, r, source);
+  if (store) record(*store, o, r, source);
   return exit_code_for(r.verdict);
 }
 
