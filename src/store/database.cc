@@ -51,7 +51,7 @@ Database Database::open(const std::filesystem::path& path, Mode mode) {
   // URI names are understood so that a shard can be attached read-only (store_merge.cc).
   int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI;
   int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
-  Database db(raw, path, path.string(), false);  // owns the handle even when open failed
+  Database db(raw, path, path.string());  // owns the handle even when open failed
   if (rc != SQLITE_OK) db.fail(rc, "opening the mgk store " + path.string());
   sqlite3_extended_result_codes(raw, 1);
   sqlite3_busy_timeout(raw, kBusyTimeoutMs);
@@ -83,7 +83,7 @@ Database Database::open_read_only(const std::filesystem::path& path) {
       log::warning("reading " + path.string() + " without its write-ahead log " + wal.string() +
                    " (the folder is read-only): the newest rows may be missing");
   }
-  Database db(raw, path, uri, true);
+  Database db(raw, path, uri);
   if (rc != SQLITE_OK) db.fail(rc, "opening the mgk store " + path.string() + " read-only");
   sqlite3_extended_result_codes(raw, 1);
   sqlite3_busy_timeout(raw, kBusyTimeoutMs);
@@ -93,8 +93,7 @@ Database Database::open_read_only(const std::filesystem::path& path) {
 Database::Database(Database&& other) noexcept
     : db_(std::exchange(other.db_, nullptr)),
       path_(std::move(other.path_)),
-      uri_(std::move(other.uri_)),
-      read_only_(other.read_only_) {}
+      uri_(std::move(other.uri_)) {}
 
 Database& Database::operator=(Database&& other) noexcept {
   if (this != &other) {
@@ -102,7 +101,6 @@ Database& Database::operator=(Database&& other) noexcept {
     db_ = std::exchange(other.db_, nullptr);
     path_ = std::move(other.path_);
     uri_ = std::move(other.uri_);
-    read_only_ = other.read_only_;
   }
   return *this;
 }

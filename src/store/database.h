@@ -43,7 +43,6 @@ class Database {
   sqlite3* handle() const { return db_; }
   // The name SQLite opened: a "file:" URI for read-only connections, for ATTACH to reuse.
   const std::string& uri() const { return uri_; }
-  bool read_only() const { return read_only_; }
 
   // Throws mgk::Error with SQLite's message for `rc` and `what` as context.
   [[noreturn]] void fail(int rc, const std::string& what) const;
@@ -52,13 +51,12 @@ class Database {
   static constexpr int kBusyTimeoutMs = 60'000;
 
  private:
-  Database(sqlite3* db, std::filesystem::path path, std::string uri, bool read_only)
-      : db_(db), path_(std::move(path)), uri_(std::move(uri)), read_only_(read_only) {}
+  Database(sqlite3* db, std::filesystem::path path, std::string uri)
+      : db_(db), path_(std::move(path)), uri_(std::move(uri)) {}
   static Database open_read_only(const std::filesystem::path& path);
   sqlite3* db_ = nullptr;
   std::filesystem::path path_;
   std::string uri_;
-  bool read_only_ = false;
 };
 
 }  // namespace mgk::store

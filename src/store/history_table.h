@@ -15,7 +15,6 @@ namespace mgk::store {
 struct HistoryEntry {
   std::optional<AttemptSummary> attempt;
   std::optional<RunRecord> run;
-  const std::string& started_at() const { return attempt ? attempt->started_at : run->created_at; }
 };
 
 // Both lists (each newest first) as one, newest first, at most `limit` lines (<= 0: all).
