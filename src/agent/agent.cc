@@ -12,8 +12,8 @@
 #include "common/error.h"
 #include "common/interrupt.h"
 #include "common/log.h"
-#include "llm/config.h"
 #include "llm/api_error.h"
+#include "llm/config.h"
 
 namespace mgk::agent {
 namespace fs = std::filesystem;
@@ -86,7 +86,7 @@ AttemptOutcome Agent::start(int64_t run_id) {
 
 AttemptOutcome Agent::resume(int64_t attempt_id) {
   auto summary = deps_.store->attempt(attempt_id);
-  if (!summary) throw UsageError("no attempt " + std::to_string(attempt_id) + " in the store");
+  if (!summary) throw NotFoundError("no attempt " + std::to_string(attempt_id) + " in the store");
   if (summary->exit_reason == to_string(ExitReason::kSubmitted))
     throw UsageError("attempt " + std::to_string(attempt_id) + " was submitted; there is nothing to resume");
   if (summary->mode != to_string(setup_.mode))
@@ -340,9 +340,10 @@ AttemptOutcome Agent::finish(ExitReason reason) {
   if (setup_.mode == Mode::kShell && reason != ExitReason::kInterrupted && fs::exists(final_kernel)) {
     final_result_ = judge_kernel(
         final_kernel, deps_.store->put_kernel(read_file(final_kernel, "the final kernel")), turns_ - 1);
+    const bool ctrl_c = deps_.interrupt && deps_.interrupt->load();
     if (final_result_->verdict == eval::Verdict::kInfrastructure && reason != ExitReason::kApiError) {
-      reason = ExitReason::kInfrastructure;
-      exit_message_ = "the evaluator failed on the final kernel.cu: " + final_result_->message;
+      reason = ctrl_c ? ExitReason::kInterrupted : ExitReason::kInfrastructure;
+      if (!ctrl_c) exit_message_ = "the evaluator failed on the final kernel.cu: " + final_result_->message;
     }
   }
   store::Status status = reason == ExitReason::kInterrupted ? store::Status::kInterrupted

@@ -131,8 +131,9 @@ ExitCode run_generate(const GenerateArgs& a, const Globals& g) {
   int64_t run_id = 0;
   if (a.resume > 0) {
     auto s = store.attempt(a.resume);
-    if (!s) throw UsageError("no attempt " + std::to_string(a.resume) + " in " + store.path().string() +
-                             " ('mgk history' lists them)");
+    if (!s)
+      throw NotFoundError("no attempt " + std::to_string(a.resume) + " in " + store.path().string() +
+                          " ('mgk history' lists them)");
     if ((!problem.empty() && problem != s->problem) || (!model.empty() && model != s->model))
       throw UsageError("attempt " + std::to_string(a.resume) + " is " + s->problem + " with " + s->model +
                        "; leave --problem and --model out to resume it");

@@ -38,7 +38,7 @@ TEST_F(GenerateCli, RejectsAnUnknownModeAndAnUnknownAttempt) {
       {"generate", "--problem", "collectives/all_reduce", "--model", "openai:gpt-test", "--mode", "chat"}, env());
   EXPECT_EQ(r.exit_code, 64) << r.output;
   r = test::run_mgk({"generate", "--resume", "999"}, env());
-  EXPECT_EQ(r.exit_code, 64) << r.output;
+  EXPECT_EQ(r.exit_code, 5) << r.output;  // not found
   EXPECT_NE(r.output.find("no attempt 999"), std::string::npos) << r.output;
 }
 

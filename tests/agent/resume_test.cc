@@ -100,7 +100,7 @@ TEST_F(AgentTest, ASubmittedAttemptCannotBeResumed) {
   AttemptOutcome out = make_agent(setup(Mode::kShell, 3), *p).start(new_run());
   ASSERT_EQ(out.reason, ExitReason::kSubmitted);
   EXPECT_THROW(make_agent(setup(Mode::kShell, 3), *p).resume(out.attempt_id), UsageError);
-  EXPECT_THROW(make_agent(setup(Mode::kShell, 3), *p).resume(out.attempt_id + 100), UsageError);
+  EXPECT_THROW(make_agent(setup(Mode::kShell, 3), *p).resume(out.attempt_id + 100), NotFoundError);
 }
 
 TEST_F(AgentTest, CtrlCDuringAModelCallEndsItAtOnceAndResumeAsksAgain) {
