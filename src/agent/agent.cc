@@ -1,6 +1,7 @@
 #include "agent/agent.h"
 
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -9,8 +10,10 @@
 #include "agent/trajectory.h"
 #include "common/file.h"
 #include "common/error.h"
+#include "common/interrupt.h"
 #include "common/log.h"
 #include "llm/api_error.h"
+#include "llm/config.h"
 
 namespace mgk::agent {
 namespace fs = std::filesystem;
@@ -47,13 +50,32 @@ struct Agent::StepResult {
   std::optional<double> speedup;
 };
 
+void check_cost_limit(const llm::Provider& provider, const Limits& limits) {
+  if (limits.max_cost_usd <= 0 || provider.price()) return;
+  char limit[32];
+  std::snprintf(limit, sizeof limit, "%g", limits.max_cost_usd);
+  const std::string name = provider.name();
+  const std::filesystem::path config = llm::default_config_path();
+  throw UsageError("no price is known for " + name + ", so a cost limit ($" + limit +
+                   ") cannot be enforced: give its price in " +
+                   (config.empty() ? std::string("the config file ($MGK_CONFIG)") : config.string()) +
+                   " as \"prices\": {\"" + name + "\": {\"input\": USD_PER_MTOK, \"output\": " +
+                   "USD_PER_MTOK}}, or pass --max-cost 0 for no cost limit");
+}
+
+std::string sandbox_name(int64_t attempt_id, const std::string& run_uuid) {
+  return std::to_string(attempt_id) + "-" + run_uuid.substr(0, 12);
+}
+
 Agent::Agent(AgentSetup setup, AgentDeps deps) : setup_(std::move(setup)), deps_(deps) {
   if (!deps_.provider || !deps_.judge || !deps_.store || !deps_.prompts)
     throw Error("agent: provider, judge, store and prompts are all required");
+  check_cost_limit(*deps_.provider, setup_.limits);
 }
 Agent::~Agent() = default;
 
 AttemptOutcome Agent::start(int64_t run_id) {
+  run_id_ = run_id;
   attempt_id_ = deps_.store->begin_attempt(
       {run_id, setup_.problem, deps_.provider->name(), to_string(setup_.mode),
        deps_.prompts->version(), 0, setup_.world_size, setup_.config});
@@ -64,7 +86,7 @@ AttemptOutcome Agent::start(int64_t run_id) {
 
 AttemptOutcome Agent::resume(int64_t attempt_id) {
   auto summary = deps_.store->attempt(attempt_id);
-  if (!summary) throw UsageError("no attempt " + std::to_string(attempt_id) + " in the store");
+  if (!summary) throw NotFoundError("no attempt " + std::to_string(attempt_id) + " in the store");
   if (summary->exit_reason == to_string(ExitReason::kSubmitted))
     throw UsageError("attempt " + std::to_string(attempt_id) + " was submitted; there is nothing to resume");
   if (summary->mode != to_string(setup_.mode))
@@ -74,6 +96,7 @@ AttemptOutcome Agent::resume(int64_t attempt_id) {
     log::warning("attempt " + std::to_string(attempt_id) + " began with prompts " +
                  summary->prompt_version + "; it continues with " + deps_.prompts->version());
   deps_.store->reopen_attempt(attempt_id);
+  run_id_ = summary->run_id;
   attempt_id_ = attempt_id;
   std::vector<store::TurnRecord> turns = deps_.store->turns(attempt_id);
   if (turns.empty()) {
@@ -95,7 +118,9 @@ AttemptOutcome Agent::resume(int64_t attempt_id) {
 }
 
 void Agent::prepare_sandbox() {
-  sandbox_ = runner::make_sandbox_dir(std::to_string(attempt_id_));
+  auto run = deps_.store->run(run_id_);
+  if (!run) throw Error("attempt " + std::to_string(attempt_id_) + " has no run in the store");
+  sandbox_ = runner::make_sandbox_dir(sandbox_name(attempt_id_, run->uuid));
   for (const auto& [name, text] : setup_.sandbox_files)
     if (!fs::exists(sandbox_ / name)) write_file(sandbox_ / name, text);
   if (best_hash_ && !fs::exists(sandbox_ / "best.cu"))
@@ -158,6 +183,9 @@ void Agent::step() {
     exit_ = ExitReason::kApiError;
     exit_message_ = e.what();
     return;
+  } catch (const Interrupted&) {  // Ctrl-C cut the call short: nothing came back to store
+    exit_ = ExitReason::kInterrupted;
+    return;
   }
   const bool shell = setup_.mode == Mode::kShell;
   StepResult r;
@@ -211,6 +239,7 @@ llm::Reply Agent::query() {
   request.max_tokens = setup_.sampling.max_tokens;
   request.temperature = setup_.sampling.temperature;
   request.reasoning_effort = setup_.sampling.reasoning_effort;
+  request.cancel = deps_.interrupt;
   return deps_.provider->complete(request);
 }
 
@@ -232,8 +261,7 @@ Agent::StepResult Agent::execute_refine(const std::string& reply_text, int index
   const fs::path file = sandbox_ / ("kernel_turn" + std::to_string(index + 1) + ".cu");
   write_file(file, parsed.code);
   const std::string hash = deps_.store->put_kernel(parsed.code);
-  eval::EvalResult result;
-  judge_kernel(file, hash, index, result);
+  const eval::EvalResult result = judge_kernel(file, hash, index);
   std::string feedback = render_feedback(*deps_.prompts, result, index + 1, setup_.limits.turns);
   // Ctrl-C reaches the evaluator's processes too (they share the terminal): a failure seen
   // after it says nothing about the kernel, and a resumed session must not tell the model so.
@@ -244,6 +272,11 @@ Agent::StepResult Agent::execute_refine(const std::string& reply_text, int index
     interrupted.verdict = eval::Verdict::kInfrastructure;
     interrupted.message = "the evaluation was interrupted (Ctrl-C) before it finished";
     feedback = render_feedback(*deps_.prompts, interrupted, index + 1, setup_.limits.turns);
+  } else if (result.verdict == eval::Verdict::kInfrastructure) {
+    // Another call would be billed for a failure that is not the kernel's: stop here. The
+    // feedback is stored all the same, so a resumed session asks for the kernel again.
+    exit_ = ExitReason::kInfrastructure;
+    exit_message_ = "the evaluator failed: " + result.message;
   }
   return {"kernel", verdict_summary(result), hash, feedback, min_speedup(result)};
 }
@@ -263,9 +296,19 @@ Agent::StepResult Agent::execute_shell(const std::string& reply_text) {
           std::nullopt};
 }
 
-void Agent::judge_kernel(const fs::path& file, const std::string& hash, int index,
-                         eval::EvalResult& result) {
-  result = deps_.judge->judge(file);
+eval::EvalResult Agent::judge_kernel(const fs::path& file, const std::string& hash, int index) {
+  eval::EvalResult result;
+  try {
+    result = deps_.judge->judge(file);
+  } catch (const Error& e) {
+    // The judge could not work (Ctrl-C included): an infrastructure verdict, recorded like
+    // any other, so the turn that paid for the kernel is kept.
+    result = eval::EvalResult{};
+    result.verdict = eval::Verdict::kInfrastructure;
+    result.message = e.what();
+    result.problem = setup_.problem;
+    result.world_size = setup_.world_size;
+  }
   store::EvaluationRecord e = store::EvaluationRecord::from_result(result.to_json(), hash);
   e.attempt_id = attempt_id_;
   if (index >= 0) e.turn_index = index;
@@ -276,6 +319,7 @@ void Agent::judge_kernel(const fs::path& file, const std::string& hash, int inde
     best_hash_ = hash;
     fs::copy_file(file, sandbox_ / "best.cu", fs::copy_options::overwrite_existing);
   }
+  return result;
 }
 
 std::string Agent::limits_warning(int next_index) const {
@@ -294,14 +338,18 @@ AttemptOutcome Agent::finish(ExitReason reason) {
   // limit cut the session short), unless the user asked to stop.
   const fs::path final_kernel = sandbox_ / "kernel.cu";
   if (setup_.mode == Mode::kShell && reason != ExitReason::kInterrupted && fs::exists(final_kernel)) {
-    eval::EvalResult result;
-    judge_kernel(final_kernel, deps_.store->put_kernel(read_file(final_kernel, "the final kernel")), turns_ - 1,
-                 result);
-    final_result_ = result;
+    final_result_ = judge_kernel(
+        final_kernel, deps_.store->put_kernel(read_file(final_kernel, "the final kernel")), turns_ - 1);
+    const bool ctrl_c = deps_.interrupt && deps_.interrupt->load();
+    if (final_result_->verdict == eval::Verdict::kInfrastructure && reason != ExitReason::kApiError) {
+      reason = ctrl_c ? ExitReason::kInterrupted : ExitReason::kInfrastructure;
+      if (!ctrl_c) exit_message_ = "the evaluator failed on the final kernel.cu: " + final_result_->message;
+    }
   }
   store::Status status = reason == ExitReason::kInterrupted ? store::Status::kInterrupted
-                         : reason == ExitReason::kApiError  ? store::Status::kFailed
-                                                            : store::Status::kDone;
+                         : reason == ExitReason::kApiError || reason == ExitReason::kInfrastructure
+                             ? store::Status::kFailed
+                             : store::Status::kDone;
   deps_.store->finish_attempt(attempt_id_, {status, to_string(reason), best_hash_});
 
   AttemptOutcome o;

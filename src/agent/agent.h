@@ -64,7 +64,7 @@ struct TurnReport {
 struct AttemptOutcome {
   int64_t attempt_id = 0;
   ExitReason reason = ExitReason::kTurnsExhausted;
-  std::string message;  // for api_error: the provider's one line
+  std::string message;  // for api_error and infrastructure: the one line saying why
   std::filesystem::path sandbox_dir;
   std::optional<std::filesystem::path> best_kernel;  // <sandbox>/best.cu, when one passed
   std::optional<double> best_speedup;                // its slowest speedup over the sizes
@@ -74,8 +74,17 @@ struct AttemptOutcome {
   double cost_usd = 0;
 };
 
+// A cost limit needs a price: UsageError for a limit above 0 on a model whose price is
+// unknown, saying how to give one (the config file) or to lift the limit (0).
+void check_cost_limit(const llm::Provider& provider, const Limits& limits);
+
+// The sandbox directory name of an attempt: its id and the start of its run's uuid, so
+// that stores sharing one MGK_HOME (one per Slurm task) never share a sandbox.
+std::string sandbox_name(int64_t attempt_id, const std::string& run_uuid);
+
 class Agent {
  public:
+  // Throws as check_cost_limit does.
   Agent(AgentSetup setup, AgentDeps deps);
   ~Agent();
 
@@ -85,6 +94,10 @@ class Agent {
   AttemptOutcome start(int64_t run_id);
   // Continues a stored attempt (any but a submitted one) from its stored conversation.
   AttemptOutcome resume(int64_t attempt_id);
+  // Both end the attempt with ExitReason::kInfrastructure, its reply and feedback stored,
+  // when the evaluator cannot judge a kernel (an infrastructure verdict, or the judge
+  // throws): the model is not billed again for a failure that is not its kernel's. Ctrl-C
+  // during a model call ends the call at once (kInterrupted; the call is not a turn).
 
  private:
   struct StepResult;
@@ -95,8 +108,8 @@ class Agent {
   StepResult execute_refine(const std::string& reply_text, int index);
   StepResult execute_shell(const std::string& reply_text);
   StepResult format_error(const std::string& problem, bool shell_mode);
-  void judge_kernel(const std::filesystem::path& file, const std::string& hash, int index,
-                    eval::EvalResult& result);
+  eval::EvalResult judge_kernel(const std::filesystem::path& file, const std::string& hash,
+                                int index);
   std::string limits_warning(int next_index) const;
   void prepare_sandbox();
   AttemptOutcome finish(ExitReason reason);
@@ -104,6 +117,7 @@ class Agent {
   AgentSetup setup_;
   AgentDeps deps_;
   std::unique_ptr<runner::Runner> runner_;
+  int64_t run_id_ = 0;
   int64_t attempt_id_ = 0;
   std::filesystem::path sandbox_;
   std::string system_;

@@ -21,6 +21,7 @@ const char* to_string(ExitReason r) {
     case ExitReason::kFormatErrors: return "format_errors";
     case ExitReason::kInterrupted: return "interrupted";
     case ExitReason::kApiError: return "api_error";
+    case ExitReason::kInfrastructure: return "infrastructure";
   }
   return "unknown";
 }

@@ -21,6 +21,7 @@ enum class ExitReason {
   kFormatErrors,    // too many unusable replies in a row
   kInterrupted,     // Ctrl-C
   kApiError,        // the provider gave up
+  kInfrastructure,  // the evaluator could not judge a kernel (says nothing of the kernel)
 };
 const char* to_string(ExitReason r);
 

@@ -17,7 +17,7 @@ int run(int argc, char** argv) {
   app.fallthrough();
   Globals globals;
   app.add_flag("-v,--verbose", globals.verbose, "More detail, and the context of errors");
-  app.add_option("--db", globals.db, "SQLite store (default: $MGK_DB, else ./mgk.db)");
+  app.add_option("--db", globals.db, "SQLite store (default: $MGK_DB, else $XDG_DATA_HOME/mgk/mgk.db, i.e. ~/.local/share/mgk/mgk.db)");
 
   for (const auto& entry : command_table()) entry.add(app, globals);
 

@@ -11,7 +11,7 @@ namespace mgk::cli {
 // Options every subcommand sees, read once in app.cc.
 struct Globals {
   bool verbose = false;
-  std::string db;  // --db, else $MGK_DB, else ./mgk.db (common/env.h)
+  std::string db;  // --db, else $MGK_DB, else $XDG_DATA_HOME/mgk/mgk.db (common/env.h)
   ExitCode exit_code = ExitCode::kOk;  // set by the subcommand that ran
 };
 

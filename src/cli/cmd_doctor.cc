@@ -2,26 +2,52 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <memory>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "cli/versions.h"
 #include "common/env.h"
 #include "common/env.h"
 #include "process/run.h"
 #include "eval/compile.h"
 #include "eval/machine.h"
+#include "llm/config.h"
 
 namespace mgk::cli {
 
 namespace {
 
+// The checks as they are made; printed at the end as lines or as one JSON document.
 struct Doctor {
+  struct Check {
+    std::string status, what, fix;  // status: ok, warn, fail
+  };
+  std::vector<Check> checks;
   int failures = 0;
-  void ok(const std::string& what) { std::cout << "OK    " << what << "\n"; }
-  void warn(const std::string& what) { std::cout << "WARN  " << what << "\n"; }
+  void ok(const std::string& what) { checks.push_back({"ok", what, ""}); }
+  void warn(const std::string& what) { checks.push_back({"warn", what, ""}); }
   void fail(const std::string& what, const std::string& fix) {
     ++failures;
-    std::cout << "FAIL  " << what << "\n      fix: " << fix << "\n";
+    checks.push_back({"fail", what, fix});
+  }
+
+  void print(bool json) const {
+    if (json) {
+      nlohmann::json j = nlohmann::json::array();
+      for (const auto& c : checks) {
+        j.push_back({{"status", c.status}, {"what", c.what}});
+        if (!c.fix.empty()) j.back()["fix"] = c.fix;
+      }
+      std::cout << nlohmann::json{{"checks", j}, {"failures", failures}}.dump(2) << "\n";
+      return;
+    }
+    for (const auto& c : checks) {
+      std::cout << (c.status == "ok" ? "OK    " : c.status == "warn" ? "WARN  " : "FAIL  ") << c.what << "\n";
+      if (!c.fix.empty()) std::cout << "      fix: " << c.fix << "\n";
+    }
+    std::cout << (failures ? std::to_string(failures) + " problem(s) found\n" : "all checks passed\n");
   }
 };
 
@@ -31,7 +57,7 @@ std::string version_line(const std::string& out) {
   return out.substr(pos, out.find('\n', pos) - pos);
 }
 
-ExitCode run_doctor(const Globals& g) {
+ExitCode run_doctor(const Globals& g, bool json) {
   Doctor d;
   try {
     auto r = process::run_tool({eval::nvcc_path(), "--version"}, std::chrono::seconds(30));
@@ -55,9 +81,9 @@ ExitCode run_doctor(const Globals& g) {
   } else {
     for (const auto& gpu : m.gpus)
       d.ok("GPU " + std::to_string(gpu.index) + ": " + gpu.name + ", " + std::to_string(gpu.sms) + " SMs, " +
-           std::to_string(gpu.memory_bytes >> 30) + " GiB, sm_" + gpu.cc);
-    d.ok("CUDA driver " + std::to_string(m.driver_version) + ", runtime " + std::to_string(m.runtime_version) +
-         ", NCCL " + std::to_string(m.nccl_version));
+           std::to_string(gpu.memory_bytes >> 30) + " GiB, " + sm_name(gpu.cc));
+    d.ok("CUDA driver " + cuda_version(m.driver_version) + ", runtime " + cuda_version(m.runtime_version) +
+         ", NCCL " + nccl_version(m.nccl_version));
     for (const auto& p : m.peers) {
       std::string pair = "peer access GPU " + std::to_string(p.src) + " -> " + std::to_string(p.dst);
       if (p.access) d.ok(pair + (p.native_atomics ? " (native atomics)" : " (no native atomics)"));
@@ -84,10 +110,17 @@ ExitCode run_doctor(const Globals& g) {
   }
   if (access("/usr/bin/bwrap", X_OK) == 0) d.ok("sandbox isolation: bubblewrap found");
   else d.warn("sandbox isolation: bubblewrap not installed (shell-mode commands run without namespaces); apt-get install bubblewrap");
-  for (const char* key : {"OPENAI_API_KEY", "ANTHROPIC_API_KEY"})
-    if (env(key)) d.ok(std::string(key) + " is set");
-    else d.warn(std::string(key) + " is not set (needed only for that provider)");
-  std::cout << (d.failures ? std::to_string(d.failures) + " problem(s) found\n" : "all checks passed\n");
+  try {
+    const llm::Config config = llm::load_config();
+    for (const auto& [name, endpoint] : config.endpoints) {
+      if (!endpoint.api_key_required) continue;
+      if (env(endpoint.api_key_env.c_str())) d.ok(endpoint.api_key_env + " is set (" + name + ":...)");
+      else d.warn(endpoint.api_key_env + " is not set (needed only for " + name + ":... models)");
+    }
+  } catch (const Error& e) {
+    d.fail(std::string("model config: ") + e.what(), "fix the file, or unset MGK_CONFIG");
+  }
+  d.print(json);
   return d.failures ? ExitCode::kInfrastructure : ExitCode::kOk;
 }
 
@@ -95,7 +128,9 @@ ExitCode run_doctor(const Globals& g) {
 
 void add_doctor_command(CLI::App& root, Globals& g) {
   CLI::App* c = root.add_subcommand("doctor", "Check this machine: nvcc, GPUs, peer access, NCCL, environment, store");
-  c->callback([&g] { g.exit_code = run_doctor(g); });
+  auto json = std::make_shared<bool>(false);
+  c->add_flag("--json", *json, "Print the checks as JSON: {checks: [{status, what, fix}], failures}");
+  c->callback([&g, json] { g.exit_code = run_doctor(g, *json); });
 }
 
 }  // namespace mgk::cli

@@ -1,11 +1,13 @@
 // mgk eval PROBLEM KERNEL.cu: the evaluator by hand.
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "common/file.h"
+#include "common/hash.h"
 #include "common/log.h"
 #include "eval/evaluate.h"
 #include "eval/report.h"
@@ -34,11 +36,11 @@ ExitCode exit_code_for(eval::Verdict v) {
   }
 }
 
-void record(const Globals& g, const EvalArgs& a, const eval::EvalOptions& o, const eval::EvalResult& r) {
-  auto store = open_store(g);
-  // The bytes the evaluator compiled, not the file as it is now (it may have been edited).
-  std::string hash = store.put_kernel(r.source);
-  int64_t run = store.begin_run({"eval", "", {{"problem", o.problem}, {"kernel", a.kernel}, {"world", o.world_size}}});
+void record(store::Store& store, const eval::EvalOptions& o, const eval::EvalResult& r,
+            const std::string& source) {
+  std::string hash = store.put_kernel(source);
+  const std::string kernel = o.kernel_is_reference ? "(reference)" : o.kernel.string();
+  int64_t run = store.begin_run({"eval", "", {{"problem", o.problem}, {"kernel", kernel}, {"world", o.world_size}}});
   auto rec = store::EvaluationRecord::from_result(r.to_json(), hash);
   rec.run_id = run;
   store.record_evaluation(rec);
@@ -55,14 +57,11 @@ ExitCode run_eval(const EvalArgs& a, const Globals& g) {
   else o.kernel = a.kernel;
   o.gpus = parse_int_list(a.gpus, "--gpus");
   o.world_size = world_from(a.world, a.world_given, o.gpus);
-  if (o.world_size < 1) throw UsageError("--world must be at least 1");
   o.sizes = split_list(a.sizes);
   o.dtype = a.dtype;
   o.arch = a.arch;
   o.trials = a.trials;
-  if (o.trials < 1) throw UsageError("--trials must be at least 1");
   o.back_to_back = a.back_to_back;
-  if (o.back_to_back < 0) throw UsageError("--back-to-back must be 0 (skip) or more calls");
   o.timing_iterations = a.iterations;
   o.time = !a.no_time;
   o.compile_only = a.compile_only;
@@ -77,12 +76,18 @@ ExitCode run_eval(const EvalArgs& a, const Globals& g) {
     if (!o.peaks && !machine.gpus.empty() && o.time && !eval::ranks_share_gpu(o.gpus))
       log::info("no calibration for this machine yet: run 'mgk calibrate' to get roofline fractions");
   }
+  // The store is opened (and checked) before the evaluation: a bad --db or MGK_DB is said
+  // now, not after minutes of work whose result could then not be kept.
+  std::optional<store::Store> store;
+  if (!a.no_store) store = open_store(g);
   eval::EvalResult r = eval::evaluate(o);
-  if (a.json) std::cout << r.to_json().dump(2) << "\n";
+  // The bytes the evaluator compiled, not the file as it is now (it may have been edited).
+  const std::string& source = r.source;
+  if (a.json) std::cout << store::with_kernel_hash(r.to_json(), r.kernel_hash).dump(2) << "\n";
   else std::cout << eval::format_report(r, machine.gpu_model());
   if (!r.compile_log.empty() && !a.json && (r.verdict == eval::Verdict::kCompileError || g.verbose))
     std::cout << "--- nvcc output ---\n" << r.compile_log << "\n";
-  if (!a.no_store) record(g, a, o, r);
+  if (store) record(*store, o, r, source);
   return exit_code_for(r.verdict);
 }
 
@@ -99,12 +104,19 @@ void add_eval_command(CLI::App& root, Globals& g) {
   c->add_option("--size", a->sizes, "Size presets, comma-separated (default: the problem's defaults)");
   c->add_option("--dtype", a->dtype, "Element type for problems that take several (e.g. bf16, f32)");
   c->add_option("--arch", a->arch, "nvcc target, e.g. sm_90a (default: from the GPU)");
-  c->add_option("--trials", a->trials, "Correctness trials per size, each with fresh inputs")->capture_default_str();
-  c->add_option("--iterations", a->iterations, "Timed iterations per solution per size")->capture_default_str();
+  c->add_option("--trials", a->trials, "Correctness trials per size, each with fresh inputs")
+      ->capture_default_str()
+      ->check(at_least(1));
+  c->add_option("--iterations", a->iterations, "Timed iterations per solution per size")
+      ->capture_default_str()
+      ->check(at_least(1));
   c->add_option("--back-to-back", a->back_to_back,
                 "Calls in a row with no barrier between them, each checked (0: skip)")
-      ->capture_default_str();
-  c->add_option("--timeout", a->timeout, "Seconds a phase may take before it counts as a hang")->capture_default_str();
+      ->capture_default_str()
+      ->check(at_least(0));
+  c->add_option("--timeout", a->timeout, "Seconds a phase may take before it counts as a hang")
+      ->capture_default_str()
+      ->check(above(0));
   c->add_flag("--compile-only", a->compile_only, "Only compile (works without a GPU)");
   c->add_flag("--no-time", a->no_time, "Check correctness only");
   c->add_option("-D,--define", a->defines, "Extra define for the kernel, NAME=VALUE (repeatable)");

@@ -72,12 +72,31 @@ runner::RunnerOptions shell_runner_options() {
 }
 
 ExitCode exit_code_for(const agent::AttemptOutcome& o) {
-  if (o.reason == agent::ExitReason::kInterrupted) return ExitCode::kInterrupted;
-  if (o.reason == agent::ExitReason::kApiError) return ExitCode::kInfrastructure;
+  switch (o.reason) {
+    case agent::ExitReason::kInterrupted: return ExitCode::kInterrupted;
+    case agent::ExitReason::kApiError:
+    case agent::ExitReason::kInfrastructure: return ExitCode::kInfrastructure;
+    default: break;
+  }
   if (o.best_kernel) return ExitCode::kOk;
-  if (o.reason == agent::ExitReason::kCostLimit || o.reason == agent::ExitReason::kTimeLimit)
-    return ExitCode::kTimeout;
-  return ExitCode::kIncorrect;
+  if (o.reason == agent::ExitReason::kCostLimit || o.reason == agent::ExitReason::kTimeLimit ||
+      o.reason == agent::ExitReason::kTurnsExhausted)
+    return ExitCode::kLimit;
+  return ExitCode::kIncorrect;  // format errors, or submitted without a correct kernel
+}
+
+// Says before the first call how the model's replies will be billed.
+void announce_price(const llm::Provider& provider) {
+  auto p = provider.price();
+  if (!p) {
+    log::warning("no price is known for " + provider.name() +
+                 ": its cost is not counted (shown as '?') and not limited");
+  } else if (!p->exact) {
+    char rates[96];
+    std::snprintf(rates, sizeof rates, "$%g in / $%g out per million tokens", p->price.input,
+                  p->price.output);
+    log::info("pricing " + provider.name() + " as '" + p->entry + "' (" + rates + ")");
+  }
 }
 
 void tune_best(const agent::AttemptOutcome& o, const eval::EvalOptions& eval_options,
@@ -113,8 +132,9 @@ ExitCode run_generate(const GenerateArgs& a, const Globals& g) {
   int64_t run_id = 0;
   if (a.resume > 0) {
     auto s = store.attempt(a.resume);
-    if (!s) throw UsageError("no attempt " + std::to_string(a.resume) + " in " + store.path().string() +
-                             " ('mgk history' lists them)");
+    if (!s)
+      throw NotFoundError("no attempt " + std::to_string(a.resume) + " in " + store.path().string() +
+                          " ('mgk history' lists them)");
     if ((!problem.empty() && problem != s->problem) || (!model.empty() && model != s->model))
       throw UsageError("attempt " + std::to_string(a.resume) + " is " + s->problem + " with " + s->model +
                        "; leave --problem and --model out to resume it");
@@ -126,16 +146,17 @@ ExitCode run_generate(const GenerateArgs& a, const Globals& g) {
   std::vector<int> gpus = parse_int_list(a.gpus, "--gpus");
   require_own_gpus(gpus, "generate");
   if (a.resume == 0) world = world_from(world, a.world_given, gpus);  // a resumed session keeps its world
-  if (world < 1) throw UsageError("--world must be at least 1");
   // A shell session needs many more steps than a refine session needs turns.
   if (turns == 0) turns = mode == "shell" ? 40 : 8;
-  if (turns < 1) throw UsageError("--turns must be at least 1");
 
   const problems::Spec spec = problems::load(problem);
   const agent::Mode agent_mode = agent::mode_from_string(mode);
   const agent::PromptLibrary prompts = agent::PromptLibrary::load_default();
   const llm::Config llm_config = llm::load_config();
   std::unique_ptr<llm::Provider> provider = llm::make_provider(model, llm_config);
+  const agent::Limits limits{turns, a.max_cost, a.max_time, 3};
+  agent::check_cost_limit(*provider, limits);  // before the GPU probe and any other wait
+  announce_price(*provider);
   const eval::MachineInfo machine = eval::probe_machine();
   if (machine.gpus.empty())
     throw Error("no GPU to judge kernels on (" + machine.error + "); run 'mgk doctor'");
@@ -166,7 +187,7 @@ ExitCode run_generate(const GenerateArgs& a, const Globals& g) {
   setup.problem = problem;
   setup.mode = agent_mode;
   setup.world_size = world;
-  setup.limits = {turns, a.max_cost, a.max_time, 3};
+  setup.limits = limits;
   setup.sampling.max_tokens = a.max_tokens;
   if (a.temperature_given) setup.sampling.temperature = a.temperature;
   if (!a.reasoning_effort.empty()) setup.sampling.reasoning_effort = a.reasoning_effort;
@@ -187,10 +208,12 @@ ExitCode run_generate(const GenerateArgs& a, const Globals& g) {
   install_interrupt_handler();
   const std::atomic<bool>& interrupt = interrupt_flag();
   agent::Agent session(std::move(setup), {provider.get(), &judge, &store, &prompts, &interrupt});
+  const bool priced = provider->price().has_value();
+  auto cost = [priced](double usd) { return priced ? money(usd) : std::string("$?"); };
   session.on_turn = [&](const agent::TurnReport& t) {
     std::cout << "turn " << t.index + 1 << "/" << turns << "  " << t.action << "  " << t.outcome
               << "  tokens " << tokens(t.tokens_in) << " in / " << tokens(t.tokens_out) << " out  "
-              << money(t.cost_usd) << " (total " << money(t.total_cost_usd) << ")" << std::endl;
+              << cost(t.cost_usd) << " (total " << cost(t.total_cost_usd) << ")" << std::endl;
   };
   log::info(std::string(a.resume ? "resuming" : "starting") + " " + problem + " with " + model + " (" + mode +
             " mode, " + std::to_string(world) + " ranks, prompts " + prompts.version() + ")");
@@ -198,7 +221,7 @@ ExitCode run_generate(const GenerateArgs& a, const Globals& g) {
 
   std::cout << "ended: " << agent::to_string(out.reason) << (out.message.empty() ? "" : ": " + out.message)
             << "  (" << out.turns << " turns, " << tokens(out.tokens_in) << " in / " << tokens(out.tokens_out)
-            << " out, " << money(out.cost_usd) << ")\n";
+            << " out, " << cost(out.cost_usd) << ")\n";
   if (out.final_result)
     std::cout << "final kernel.cu: " << agent::verdict_summary(*out.final_result) << "\n";
   if (out.best_kernel) {
@@ -213,9 +236,11 @@ ExitCode run_generate(const GenerateArgs& a, const Globals& g) {
                     ? ", 'mgk generate --resume " + std::to_string(out.attempt_id) + "'"
                     : std::string())
             << ")\n";
+  const bool failed = out.reason == agent::ExitReason::kApiError ||
+                      out.reason == agent::ExitReason::kInfrastructure;
   store.finish_run(run_id,
                    out.reason == agent::ExitReason::kInterrupted ? store::Status::kInterrupted
-                   : out.reason == agent::ExitReason::kApiError  ? store::Status::kFailed
+                   : failed                                      ? store::Status::kFailed
                                                                  : store::Status::kDone,
                    {{"attempt", out.attempt_id}, {"exit_reason", agent::to_string(out.reason)}});
   if (a.tune && out.reason != agent::ExitReason::kInterrupted) tune_best(out, eval_options, store);
@@ -233,16 +258,26 @@ void add_generate_command(CLI::App& root, Globals& g) {
       ->check(CLI::IsMember({"refine", "shell"}))
       ->capture_default_str();
   c->add_option("--turns", a->turns,
-                "Model calls, resumed ones included (default: 8 in refine mode, 40 steps in shell mode)");
-  c->add_option("--max-cost", a->max_cost, "Stop before a call once the attempt cost this many USD (0: no limit)")
-      ->capture_default_str();
-  c->add_option("--max-time", a->max_time, "Stop before a call after this many seconds (0: no limit)");
+                "Model calls, resumed ones included (default: 8 in refine mode, 40 steps in shell mode)")
+      ->check(at_least(1));
+  c->add_option("--max-cost", a->max_cost,
+                "Stop before a call once the attempt cost this many USD (0: no limit; a limit needs "
+                "the model's price)")
+      ->capture_default_str()
+      ->check(at_least(0));
+  c->add_option("--max-time", a->max_time, "Stop before a call after this many seconds (0: no limit)")
+      ->check(at_least(0));
   add_group_options(c, &a->world, &a->world_given, &a->gpus);
   c->add_option("--temperature", a->temperature, "Sampling temperature (default: the provider's)")
+      ->check(at_least(0))
       ->each([a](const std::string&) { a->temperature_given = true; });
-  c->add_option("--max-tokens", a->max_tokens, "Output tokens per reply")->capture_default_str();
+  c->add_option("--max-tokens", a->max_tokens, "Output tokens per reply")
+      ->capture_default_str()
+      ->check(at_least(1));
   c->add_option("--reasoning-effort", a->reasoning_effort, "Passed to the provider: low, medium or high");
-  c->add_option("--command-timeout", a->command_timeout, "Shell mode: seconds a command may run")->capture_default_str();
+  c->add_option("--command-timeout", a->command_timeout, "Shell mode: seconds a command may run")
+      ->capture_default_str()
+      ->check(above(0));
   c->add_option("--resume", a->resume, "Continue a stored attempt (its problem, model and mode)");
   c->add_flag("--tune", a->tune, "Tune the best kernel's declared parameters at the end");
   c->callback([a, &g] { g.exit_code = run_generate(*a, g); });

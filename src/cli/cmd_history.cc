@@ -1,7 +1,9 @@
-// mgk history: the attempts in the store, newest first, one line each.
+// mgk history: what the store holds, newest first, one line each: the attempts of agent
+// runs (generate, bench) and the runs that have none (eval, tune).
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "common/env.h"
 #include "store/history_table.h"
 #include "store/records_json.h"
@@ -13,7 +15,7 @@ namespace mgk::cli {
 namespace {
 
 struct HistoryArgs {
-  std::string problem, model, status, since, until;
+  std::string problem, model, status, since, until, kinds;
   int64_t run = 0;
   int limit = 20;
   bool json = false;
@@ -27,36 +29,42 @@ void run_history(const HistoryArgs& a, const Globals& g) {
   if (!a.since.empty()) f.since = store::timestamp_bound(a.since, false);
   if (!a.until.empty()) f.until = store::timestamp_bound(a.until, true);
   if (a.run > 0) f.run_id = a.run;
-  if (a.limit < 0) throw UsageError("--limit must be 0 (no limit) or more");
+  f.kinds = split_list(a.kinds);  // checked by the store
   f.limit = a.limit;
 
-  store::Store s = store::Store::open_existing(
-      database_path(g.db.empty() ? std::nullopt : std::optional<std::string>(g.db)));
-  auto attempts = s.history(f);
+  store::Store s = open_store_to_read(g);
+  auto entries = store::merge_history(s.history(f), s.runs_without_attempts(f), a.limit);
   if (a.json) {
-    std::cout << nlohmann::json(attempts).dump(2) << "\n";
+    std::cout << nlohmann::json(entries).dump(2) << "\n";
     return;
   }
-  std::cout << store::render_history_table(attempts);
-  if (a.limit > 0 && int(attempts.size()) == a.limit)
+  std::cout << store::render_history_table(entries);
+  if (a.limit > 0 && int(entries.size()) == a.limit)
     std::cout << "(the newest " << a.limit << "; --limit N or --limit 0 for more; "
-              << "'mgk show ID' for one attempt)\n";
+              << "'mgk show ID' for an attempt, 'mgk show --run N' for a run)\n";
 }
 
 }  // namespace
 
 void add_history_command(CLI::App& root, Globals& g) {
   auto a = std::make_shared<HistoryArgs>();
-  CLI::App* c = root.add_subcommand("history", "List past attempts, newest first");
+  CLI::App* c = root.add_subcommand(
+      "history", "List past attempts (generate, bench) and runs (eval, tune), newest first");
+  c->add_option("--kind", a->kinds,
+                "Only these kinds of run, comma-separated: generate, bench, eval, tune (default: all)");
   c->add_option("--problem", a->problem, "Only these problems (a glob: 'tp/*')");
   c->add_option("--model", a->model, "Only these models (a glob: 'anthropic:*')");
   c->add_option("--status", a->status,
-                "Only attempts in this state: running, done, interrupted, failed");
+                "Only what is in this state: running, done, interrupted, failed");
   c->add_option("--since", a->since, "Started on or after DATE (UTC): YYYY-MM-DD[THH:MM[:SS]]");
   c->add_option("--until", a->until, "Started on or before DATE (UTC), the whole day for a date");
-  c->add_option("--run", a->run, "Only the attempts of this run");
-  c->add_option("--limit", a->limit, "At most N attempts; 0 for all")->capture_default_str();
-  c->add_flag("--json", a->json, "Print the attempts as a JSON array");
+  c->add_option("--run", a->run, "Only this run (its attempts)");
+  c->add_option("--limit", a->limit, "At most N lines; 0 for all")
+      ->capture_default_str()
+      ->check(at_least(0));
+  c->add_flag("--json", a->json,
+              "Print a JSON array: attempts and runs as 'mgk show --json' has them, with \"row\": "
+              "\"attempt\" or \"run\"");
   c->callback([a, &g] {
     run_history(*a, g);
     g.exit_code = ExitCode::kOk;

@@ -27,7 +27,12 @@ void run_merge(const MergeArgs& a) {
               << ", " << count(r.tuning_trials, "tuning trial") << ", "
               << count(r.calibrations, "calibration");
     if (r.runs_already_present > 0)
-      std::cout << " (" << count(r.runs_already_present, "run") << " already in " << a.into << ")";
+      std::cout << " (" << count(r.runs_already_present, "run") << " already in " << a.into
+                << (r.runs_updated + r.attempts_updated > 0
+                        ? "; " + count(r.runs_updated, "run") + " and " +
+                              count(r.attempts_updated, "attempt") + " ended since"
+                        : std::string())
+                << ")";
     std::cout << "\n";
   }
 }

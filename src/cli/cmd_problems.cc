@@ -1,11 +1,12 @@
 // mgk problems [show NAME]: the suite.
+#include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "common/file.h"
+#include "common/log.h"
 #include "problems/catalog.h"
 #include "problems/resolve.h"
 
@@ -35,8 +36,62 @@ std::string human_bytes(double b) {
   return buf;
 }
 
+bool has_expert(const problems::Spec& s) { return std::filesystem::exists(s.expert_path()); }
+
+// The ranks `show` lists: the first, the second and the last.
+std::vector<int> shown_ranks(int world) {
+  std::vector<int> ranks;
+  for (int rank = 0; rank < world; ++rank)
+    if (rank < 2 || rank == world - 1) ranks.push_back(rank);
+  return ranks;
+}
+
+nlohmann::json tensor_json(const problems::ResolvedTensor& t) {
+  return {{"name", t.name},
+          {"dtype", problems::to_string(t.dtype)},
+          {"shape", t.shape},
+          {"bytes", t.numel * problems::dtype_bytes(t.dtype)},
+          {"symmetric", t.symmetric}};
+}
+
+void show_json(const problems::Spec& s, const ProblemsArgs& a) {
+  nlohmann::json sizes = nlohmann::json::array();
+  for (const auto& size : s.size_names) {
+    nlohmann::json dims = nlohmann::json::object(), ranks = nlohmann::json::array();
+    for (const auto& [k, v] : problems::resolve(s, size, "", a.world, 0).dims)
+      if (k != "R") dims[k] = (long long)v;
+    for (int rank : shown_ranks(a.world)) {
+      auto r = problems::resolve(s, size, "", a.world, rank);
+      nlohmann::json inputs = nlohmann::json::array(), outputs = nlohmann::json::array();
+      for (const auto& t : r.inputs) inputs.push_back(tensor_json(t));
+      for (const auto& t : r.outputs) outputs.push_back(tensor_json(t));
+      ranks.push_back({{"rank", rank},
+                       {"inputs", inputs},
+                       {"outputs", outputs},
+                       {"cost", {{"flops", r.cost.flops},
+                                 {"hbm_bytes", r.cost.hbm_bytes},
+                                 {"link_bytes", r.cost.link_bytes}}}});
+    }
+    sizes.push_back({{"size", size}, {"dims", dims}, {"ranks", ranks}});
+  }
+  nlohmann::json j = {{"name", s.name},
+                      {"title", s.title},
+                      {"pkb_id", s.pkb_id ? nlohmann::json(*s.pkb_id) : nlohmann::json(nullptr)},
+                      {"min_world", s.min_world},
+                      {"max_world", s.max_world},
+                      {"world", a.world},
+                      {"dtypes", s.dtypes},
+                      {"default_sizes", s.default_sizes},
+                      {"statement", read_file(s.statement_path(), "problem statement")},
+                      {"sizes", sizes},
+                      {"dir", s.dir.string()},
+                      {"expert", has_expert(s)}};
+  std::cout << j.dump(2) << "\n";
+}
+
 void show(const ProblemsArgs& a) {
   problems::Spec s = problems::load(a.show);
+  if (a.json) return show_json(s, a);
   std::cout << s.name << ": " << s.title << (s.pkb_id ? " (ParallelKernelBench #" + std::to_string(*s.pkb_id) + ")" : "")
             << "\n";
   std::cout << "world sizes " << s.min_world << ".." << s.max_world << ", dtypes " << join(s.dtypes)
@@ -53,9 +108,8 @@ void show(const ProblemsArgs& a) {
     for (const auto& [k, v] : r0.dims)
       if (k != "R") std::cout << " " << k << "=" << (long long)v;
     std::cout << "\n";
-    for (int rank = 0; rank < a.world; ++rank) {
+    for (int rank : shown_ranks(a.world)) {
       auto r = problems::resolve(s, size, "", a.world, rank);
-      if (rank > 0 && a.world > 2 && rank < a.world - 1) continue;  // first, second, last
       std::cout << "  rank " << rank << ":";
       for (const auto* group : {&r.inputs, &r.outputs})
         for (const auto& t : *group) {
@@ -69,32 +123,52 @@ void show(const ProblemsArgs& a) {
     }
   }
   std::cout << "\nfiles: " << s.dir.string() << " (problem.json, reference.cu, statement.md"
-            << (std::filesystem::exists(s.expert_path()) ? ", expert.cu" : "") << ")\n";
+            << (has_expert(s) ? ", expert.cu" : "") << ")\n";
 }
 
-void list(const ProblemsArgs& a) {
+// Lists what loads; a problem that does not is named (with why) and the exit code says so,
+// but the rest of the suite is still listed.
+ExitCode list(const ProblemsArgs& a) {
   auto names = problems::match(a.pattern);
   if (names.empty()) throw UsageError("no problem matches '" + a.pattern + "' ('mgk problems' lists them all)");
+  std::vector<problems::Spec> specs;
+  std::vector<std::pair<std::string, std::string>> broken;  // name, error
+  for (const auto& n : names) {
+    try {
+      specs.push_back(problems::load(n));
+    } catch (const Error& e) {
+      broken.emplace_back(n, e.what());
+    }
+  }
   if (a.json) {
     nlohmann::json j = nlohmann::json::array();
-    for (const auto& n : names) {
-      auto s = problems::load(n);
-      j.push_back({{"name", n}, {"title", s.title}, {"category", s.category}, {"pkb_id", s.pkb_id ? *s.pkb_id : 0},
+    for (const auto& s : specs)
+      j.push_back({{"name", s.name}, {"title", s.title}, {"category", s.category}, {"pkb_id", s.pkb_id ? *s.pkb_id : 0},
                    {"min_world", s.min_world}, {"max_world", s.max_world}, {"dtypes", s.dtypes}, {"sizes", s.size_names},
-                   {"expert", std::filesystem::exists(s.expert_path())}});
-    }
+                   {"expert", has_expert(s)}});
+    for (const auto& [name, error] : broken) j.push_back({{"name", name}, {"error", error}});
     std::cout << j.dump(2) << "\n";
-    return;
+  } else {
+    using Row = std::vector<std::string>;
+    std::vector<Row> rows = {{"problem", "pkb", "category", "world", "sizes", "expert", "title"}};
+    for (const auto& s : specs)
+      rows.push_back({s.name, s.pkb_id ? std::to_string(*s.pkb_id) : "-", s.category,
+                      std::to_string(s.min_world) + ".." + std::to_string(s.max_world), join(s.size_names),
+                      has_expert(s) ? "yes" : "no", s.title});
+    // Each column as wide as its widest cell, two spaces apart, so no two run together.
+    std::vector<size_t> width(rows[0].size(), 0);
+    for (const auto& row : rows)
+      for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+    for (const auto& row : rows) {
+      std::string line;
+      for (size_t c = 0; c < row.size(); ++c)
+        line += c + 1 < row.size() ? row[c] + std::string(width[c] - row[c].size() + 2, ' ') : row[c];
+      std::cout << line << "\n";
+    }
+    std::printf("%zu problem(s); 'mgk problems show NAME' for details\n", specs.size());
   }
-  std::printf("%-32s %-5s %-10s %-9s %-28s %-6s %s\n", "problem", "pkb", "category", "world", "sizes", "expert", "title");
-  for (const auto& n : names) {
-    auto s = problems::load(n);
-    std::string world = std::to_string(s.min_world) + ".." + std::to_string(s.max_world);
-    std::printf("%-32s %-5s %-10s %-9s %-28s %-6s %s\n", n.c_str(), s.pkb_id ? std::to_string(*s.pkb_id).c_str() : "-",
-                s.category.c_str(), world.c_str(), join(s.size_names).c_str(),
-                std::filesystem::exists(s.expert_path()) ? "yes" : "no", s.title.c_str());
-  }
-  std::printf("%zu problem(s); 'mgk problems show NAME' for details\n", names.size());
+  for (const auto& [name, error] : broken) log::error("problem " + name + " could not be read: " + error);
+  return broken.empty() ? ExitCode::kOk : ExitCode::kUsage;
 }
 
 }  // namespace
@@ -106,11 +180,17 @@ void add_problems_command(CLI::App& root, Globals& g) {
   c->add_flag("--json", a->json, "JSON output");
   CLI::App* s = c->add_subcommand("show", "Everything about one problem: statement, tensors per rank, sizes, cost model");
   s->add_option("name", a->show, "Problem name")->required();
-  s->add_option("--world", a->world, "World size to resolve shapes for")->capture_default_str();
+  s->add_option("--world", a->world, "World size to resolve shapes for")
+      ->capture_default_str()
+      ->check(at_least(1));
+  s->add_flag("--json", a->json, "JSON output");
   c->callback([a, &g, s] {
-    if (s->parsed()) show(*a);
-    else list(*a);
-    g.exit_code = ExitCode::kOk;
+    if (s->parsed()) {
+      show(*a);
+      g.exit_code = ExitCode::kOk;
+    } else {
+      g.exit_code = list(*a);
+    }
   });
 }
 

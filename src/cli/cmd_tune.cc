@@ -9,6 +9,7 @@
 #include "cli/options.h"
 #include "common/interrupt.h"
 #include "common/log.h"
+#include "tune/eval_objective.h"
 #include "tune/report.h"
 #include "tune/store_trial_cache.h"
 #include "tune/strategy.h"
@@ -32,7 +33,7 @@ constexpr std::size_t kTableRows = 15;
 
 ExitCode show_cached(const TuneArgs& a, const Globals& g) {
   tune::KernelIdentity kernel = tune::identify_kernel(a.kernel);
-  store::Store store = open_store(g);
+  store::Store store = open_store_to_read(g);
   tune::StoreTrialCache cache(store);
   std::vector<tune::Trial> trials = cache.trials_for(kernel.kernel_hash, a.problem);
   tune::sort_best_first(trials);
@@ -57,15 +58,12 @@ tune::KernelTuneRequest request_from(const TuneArgs& a) {
   r.eval.gpus = parse_int_list(a.gpus, "--gpus");
   require_own_gpus(r.eval.gpus, "tune");
   r.eval.world_size = world_from(a.world, a.world_given, r.eval.gpus);
-  if (r.eval.world_size < 1) throw UsageError("--world must be at least 1");
   r.eval.arch = a.arch;
   r.eval.timeout_seconds = a.timeout;
   r.eval.nvcc_flags = a.nvcc_flags;
   r.size = a.size;
   r.strategy = a.strategy;
-  if (a.max_evals < 1) throw UsageError("--max-evals must be at least 1");
   r.max_evals = a.max_evals;
-  if (a.max_time < 0) throw UsageError("--max-time must not be negative");
   r.max_seconds = a.max_time;
   r.seed = a.seed;
   if (!a.out.empty()) r.out = a.out;
@@ -84,9 +82,11 @@ void print_summary(const tune::KernelTuneResult& result, const TuneArgs& a) {
     std::cout << "no configuration was correct at size " << result.context.size << "\n";
     return;
   }
-  std::printf("best: %s: %.2f us at size %s, world size %d\n",
+  const bool several = tune::tuning_sizes(result.context.size).size() > 1;
+  std::printf("best: %s: %.2f us %s %s, world size %d\n",
               result.space.describe(r.best->config).c_str(), r.best->trial.time_us,
-              result.context.size.c_str(), result.context.world_size);
+              several ? "(geometric mean) over sizes" : "at size", result.context.size.c_str(),
+              result.context.world_size);
   std::cout << "wrote " << result.best_kernel->string() << "; check it with: mgk eval "
             << a.problem << " " << result.best_kernel->string() << "\n";
 }
@@ -172,20 +172,25 @@ void add_tune_command(CLI::App& root, Globals& g) {
       ->required();
   c->add_option("--strategy", a->strategy, strategy_help())->capture_default_str();
   c->add_option("--max-evals", a->max_evals,
-                "Trials in all, those found in the store included")->capture_default_str();
+                "Trials in all, those found in the store included")
+      ->capture_default_str()
+      ->check(at_least(1));
   c->add_option("--max-time", a->max_time,
                 "Seconds after which no new evaluation starts (0: no limit)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(at_least(0));
   c->add_option("--size", a->size,
                 "Size preset whose time is minimised (default: medium, else the problem's "
-                "last default preset)");
+                "last default preset), or several, comma-separated: their geometric mean, "
+                "which ranks configurations as the geometric mean of their speedups does");
   add_group_options(c, &a->world, &a->world_given, &a->gpus);
   c->add_option("--seed", a->seed, "Seed of the search; the same seed replays the same search")
       ->capture_default_str();
   c->add_option("--out", a->out, "Where to write the best kernel (default: KERNEL.tuned.cu)");
   c->add_option("--arch", a->arch, "nvcc target, e.g. sm_90a (default: from the GPU)");
   c->add_option("--timeout", a->timeout, "Seconds a phase may take before it counts as a hang")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(above(0));
   c->add_option("--nvcc-flag", a->nvcc_flags, "Extra nvcc flag (repeatable)");
   c->add_flag("--show", a->show,
               "List the stored results for this kernel and problem, best first; run nothing");

@@ -1,5 +1,9 @@
 #include "cli/options.h"
 
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 #include "common/env.h"
@@ -34,15 +38,44 @@ std::vector<int> parse_int_list(const std::string& text, const std::string& opti
   return out;
 }
 
+namespace {
+
+CLI::Validator number_check(double min, bool inclusive) {
+  char bound[32];
+  std::snprintf(bound, sizeof bound, "%g", min);
+  const std::string want = std::string("must be a number ") + (inclusive ? "of at least " : "above ") + bound;
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        const double v = std::strtod(text.c_str(), &end);
+        const bool number = !text.empty() && end == text.c_str() + text.size() && errno == 0;
+        if (number && std::isfinite(v) && (inclusive ? v >= min : v > min)) return "";
+        return want + ", not '" + text + "'";
+      },
+      inclusive ? std::string(">=") + bound : std::string(">") + bound);
+}
+
+}  // namespace
+
+CLI::Validator above(double min) { return number_check(min, false); }
+CLI::Validator at_least(double min) { return number_check(min, true); }
+
 void add_group_options(CLI::App* c, int* world, bool* world_given, std::string* gpus) {
   c->add_option("--world", *world, "Number of ranks (one GPU each)")
       ->capture_default_str()
+      ->check(at_least(1))
       ->each([world_given](const std::string&) { *world_given = true; });
   c->add_option("--gpus", *gpus, "GPU indices to use, e.g. 0,1 (default: the first --world visible ones)");
 }
 
 int world_from(int world, bool world_given, const std::vector<int>& gpus) {
-  return world_given || gpus.empty() ? world : int(gpus.size());
+  if (gpus.empty()) return world;
+  if (world_given && world != int(gpus.size()))
+    throw UsageError("--world " + std::to_string(world) + " does not match --gpus, which names " +
+                     std::to_string(gpus.size()) + " GPU(s), one per rank: give one of the two, " +
+                     "or name a GPU twice to let ranks share it (--gpus 0,0,...)");
+  return int(gpus.size());
 }
 
 void require_own_gpus(const std::vector<int>& gpus, const std::string& command) {
@@ -51,8 +84,23 @@ void require_own_gpus(const std::vector<int>& gpus, const std::string& command) 
                      "twice (ranks sharing a GPU can only be checked for correctness: mgk eval --gpus ...)");
 }
 
+namespace {
+std::optional<std::string> db_option(const Globals& g) {
+  return g.db.empty() ? std::nullopt : std::optional<std::string>(g.db);
+}
+}  // namespace
+
 store::Store open_store(const Globals& g) {
-  return store::Store::open(database_path(g.db.empty() ? std::nullopt : std::optional<std::string>(g.db)));
+  const std::filesystem::path path = database_path(db_option(g));
+  if (database_path_is_default(db_option(g))) {
+    std::error_code ec;  // a failure shows as the store's own "cannot create" error
+    std::filesystem::create_directories(path.parent_path(), ec);
+  }
+  return store::Store::open(path);
+}
+
+store::Store open_store_to_read(const Globals& g) {
+  return store::Store::open_read_only(database_path(db_option(g)));
 }
 
 store::MachineKey machine_key(const eval::MachineInfo& m) {

@@ -15,15 +15,33 @@ std::filesystem::path root_dir() {
   return MGK_SOURCE_ROOT;
 }
 
+namespace {
+
+// $<xdg_variable>, else $HOME/<fallback>, as the XDG base directory spec has it; empty
+// when neither is set.
+std::filesystem::path xdg_dir(const char* xdg_variable, const char* fallback) {
+  if (auto x = env(xdg_variable); x && std::filesystem::path(*x).is_absolute()) return *x;
+  if (auto home = env("HOME")) return std::filesystem::path(*home) / fallback;
+  return {};
+}
+
+}  // namespace
+
 std::filesystem::path home_dir() {
   if (auto h = env("MGK_HOME")) return *h;
-  return std::filesystem::current_path() / ".mgk";
+  std::filesystem::path cache = xdg_dir("XDG_CACHE_HOME", ".cache");
+  return cache.empty() ? std::filesystem::current_path() / ".mgk" : cache / "mgk";
+}
+
+bool database_path_is_default(const std::optional<std::string>& explicit_path) {
+  return !(explicit_path && !explicit_path->empty()) && !env("MGK_DB");
 }
 
 std::filesystem::path database_path(const std::optional<std::string>& explicit_path) {
   if (explicit_path && !explicit_path->empty()) return *explicit_path;
   if (auto d = env("MGK_DB")) return *d;
-  return std::filesystem::current_path() / "mgk.db";
+  std::filesystem::path data = xdg_dir("XDG_DATA_HOME", ".local/share");
+  return data.empty() ? std::filesystem::current_path() / "mgk.db" : data / "mgk" / "mgk.db";
 }
 
 std::filesystem::path self_dir() {

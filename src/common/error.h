@@ -9,12 +9,14 @@
 
 namespace mgk {
 
-// Process exit codes, the same for every subcommand.
+// Process exit codes, the same for every subcommand (the README's table lists them).
 enum class ExitCode : int {
-  kOk = 0,              // success; for eval: correct
-  kIncorrect = 1,       // evaluated and wrong (or did not compile)
-  kTimeout = 2,         // a hang killed by the watchdog, or a budget/time limit hit
-  kInfrastructure = 3,  // mgk itself, the machine, or the environment failed
+  kOk = 0,              // success; for eval: correct; for generate: a correct kernel found
+  kIncorrect = 1,       // evaluated and wrong (or did not compile); no correct kernel
+  kTimeout = 2,         // a hang killed by the watchdog
+  kInfrastructure = 3,  // mgk itself, the machine, the environment or the model API failed
+  kLimit = 4,           // a cost, time or turn limit ended a session without a correct kernel
+  kNotFound = 5,        // what was asked to be read is not there (attempt, run, calibration, store)
   kUsage = 64,          // bad command line or bad input file (EX_USAGE)
   kInterrupted = 130,   // Ctrl-C
 };
@@ -42,6 +44,12 @@ class Error : public std::runtime_error {
 class UsageError : public Error {
  public:
   explicit UsageError(std::string message) : Error(std::move(message), ExitCode::kUsage) {}
+};
+
+// Something asked for by id or by path is not there: exits with kNotFound.
+class NotFoundError : public Error {
+ public:
+  explicit NotFoundError(std::string message) : Error(std::move(message), ExitCode::kNotFound) {}
 };
 
 // Runs f(); an mgk::Error escaping it gets `line` appended to its context.

@@ -150,7 +150,7 @@ CompileResult compile(const CompileRequest& req) {
     return r;
   }
   r.source = std::move(source);
-  r.source_sha256 = sha256_hex(r.source);
+  r.kernel_hash = sha256_hex(r.source);
 
   const fs::path root = root_dir();
   const std::string arch = req.arch.empty() ? "sm_90a" : req.arch;
@@ -173,7 +173,7 @@ CompileResult compile(const CompileRequest& req) {
   // which the cache key hashes).
   const fs::path cache = home_dir() / "cache";
   WorkDir work(cache / "tmp");
-  const fs::path staged = cache / "src" / r.source_sha256.substr(0, 2) / r.source_sha256 / req.source.filename();
+  const fs::path staged = cache / "src" / r.kernel_hash.substr(0, 2) / r.kernel_hash / req.source.filename();
   if (!fs::exists(staged)) {
     fs::create_directories(staged.parent_path());
     const fs::path tmp = work.path / "staged";

@@ -17,7 +17,7 @@ struct CompileResult {
   bool ok = false;
   bool cached = false;
   std::string source;         // the bytes that were compiled
-  std::string source_sha256;  // their SHA-256: the kernel's identity in the store
+  std::string kernel_hash;  // their SHA-256: the kernel's identity in the store
   std::string build_key;      // the compile cache key: the preprocessed source, flags, nvcc
   std::filesystem::path library;
   std::string log;            // nvcc's output

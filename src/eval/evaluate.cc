@@ -245,7 +245,7 @@ EvalResult evaluate(const EvalOptions& o) {
     return c;
   }());
   res.source = cand.source;
-  res.source_sha256 = cand.source_sha256;
+  res.kernel_hash = cand.kernel_hash;
   res.build_key = cand.build_key;
   res.compile_log = cand.log;
   res.compile_seconds = cand.seconds;

@@ -209,13 +209,13 @@ void RankGroup::died(int rank, bool candidate, const std::string& phase) {
 }
 
 void RankGroup::check_alive(const std::string& phase) {
-  for (int r = 0; r < world(); ++r) {
-    // A candidate process that ended is the candidate's doing; look at it first, since its
-    // harness ends right after (its socket closed).
-    if (ranks_[r].has_candidate && ranks_[r].candidate.ended()) died(r, true, phase);
-  }
+  // A harness outlives its candidate process (it reports the candidate's end and carries
+  // on), but a candidate process leaves as soon as its harness is gone. So a dead harness is
+  // the cause whenever both have ended.
   for (int r = 0; r < world(); ++r)
     if (ranks_[r].harness.ended()) died(r, false, phase);
+  for (int r = 0; r < world(); ++r)
+    if (ranks_[r].has_candidate && ranks_[r].candidate.ended()) died(r, true, phase);
 }
 
 void RankGroup::handle_request(int rank, const wire::Request& r, std::vector<int>& fds) {

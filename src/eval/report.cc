@@ -31,7 +31,7 @@ std::string format_report(const EvalResult& r, const std::string& gpu_model) {
   std::string gpus;
   for (int g : r.gpus) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
   out << r.problem << " on " << r.world_size << " x " << gpu_model << (gpus.empty() ? "" : " (GPUs " + gpus + ")")
-      << ", kernel " << r.source_sha256.substr(0, 12) << (r.compile_cached ? " (compile cached)" : "")
+      << ", kernel " << r.kernel_hash.substr(0, 12) << (r.compile_cached ? " (compile cached)" : "")
       << (r.isolation.empty() ? "" : ", candidate isolated by " + r.isolation) << "\n";
   if (!r.sizes.empty()) {
     out << pad("size", 8) << pad("trials", 8) << pad("reference median (p10-p90)", 30)

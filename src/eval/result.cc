@@ -62,7 +62,7 @@ nlohmann::json EvalResult::to_json() const {
     sj.push_back(j);
   }
   return {{"verdict", to_string(verdict)}, {"message", message},       {"problem", problem},
-          {"world_size", world_size},      {"gpus", gpus},             {"source_sha256", source_sha256},
+          {"world_size", world_size},      {"gpus", gpus},             {"kernel_hash", kernel_hash},
           {"build_key", build_key},        {"isolation", isolation},   {"timed", timed},
           {"not_timed", not_timed},
           {"compile_log", compile_log},    {"compile_seconds", compile_seconds},
@@ -77,7 +77,7 @@ EvalResult EvalResult::from_json(const nlohmann::json& j) {
   r.problem = j.value("problem", "");
   r.world_size = j.value("world_size", 0);
   r.gpus = j.value("gpus", std::vector<int>{});
-  r.source_sha256 = j.value("source_sha256", "");
+  r.kernel_hash = j.value("kernel_hash", "");  // of the source (before 2026-12-01: the cache key)
   r.build_key = j.value("build_key", j.value("kernel_hash", ""));  // results stored before 2026-12-01
   r.isolation = j.value("isolation", "");
   r.timed = j.value("timed", false);

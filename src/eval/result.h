@@ -57,7 +57,7 @@ struct EvalResult {
   std::string problem;
   int world_size = 0;
   std::vector<int> gpus;
-  std::string source_sha256;    // of the kernel source compiled: its identity in the store
+  std::string kernel_hash;    // of the kernel source compiled: its identity in the store
   std::string build_key;        // the compile cache key (preprocessed source + flags + nvcc)
   std::string isolation;        // how the candidate processes were isolated: bubblewrap,
                                 // namespaces, none; empty when none ran

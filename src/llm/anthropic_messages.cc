@@ -33,12 +33,25 @@ int thinking_budget(const std::string& effort, int max_tokens) {
 }  // namespace
 
 json anthropic_messages_body(const Request& request, const std::string& model) {
+  // Prompt caching: a breakpoint after the system prompt (the same in every turn of a
+  // session) and one after the last message, so the next turn, which repeats this whole
+  // request as its prefix, reads it from the cache at a tenth of the input price.
+  const json ephemeral = {{"type", "ephemeral"}};
   json messages = json::array();
-  for (const auto& m : request.messages)
-    messages.push_back({{"role", m.role}, {"content", m.content}});
+  for (size_t i = 0; i < request.messages.size(); ++i) {
+    const Message& m = request.messages[i];
+    if (i + 1 < request.messages.size())
+      messages.push_back({{"role", m.role}, {"content", m.content}});
+    else
+      messages.push_back(
+          {{"role", m.role},
+           {"content", json::array({{{"type", "text"}, {"text", m.content}, {"cache_control", ephemeral}}})}});
+  }
   json body = {{"model", model}, {"max_tokens", request.max_tokens},
                {"messages", std::move(messages)}};
-  if (!request.system.empty()) body["system"] = request.system;
+  if (!request.system.empty())
+    body["system"] =
+        json::array({{{"type", "text"}, {"text", request.system}, {"cache_control", ephemeral}}});
   if (request.reasoning_effort) {
     body["thinking"] = {{"type", "enabled"},
                         {"budget_tokens",

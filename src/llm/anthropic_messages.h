@@ -9,8 +9,9 @@
 namespace mgk::llm {
 
 // The request body: max_tokens always (the API requires it), system at the top level when
-// not empty. reasoning_effort turns on extended thinking with a budget that is a share of
-// max_tokens (minimal/low 1/4, medium 1/2, high 3/4, at least 1024); temperature is then
+// not empty. The system prompt and the last message are text blocks marked cache_control
+// ephemeral (prompt caching; the other messages stay plain strings). reasoning_effort turns
+// on extended thinking with a budget that is a share of max_tokens (minimal/low 1/4, medium 1/2, high 3/4, at least 1024); temperature is then
 // left out, as the API refuses it with thinking. Throws UsageError for an unknown effort
 // or a max_tokens too small to hold a thinking budget.
 nlohmann::json anthropic_messages_body(const Request& request, const std::string& model);

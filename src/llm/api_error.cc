@@ -149,6 +149,15 @@ ApiError transport_error(const CallSite& site, bool timed_out, const std::string
   return ApiError(timed_out ? Kind::kTimeout : Kind::kConnection, message, 0, "", attempts);
 }
 
+ApiError reply_too_large(const CallSite& site, const std::string& detail, int attempts) {
+  return ApiError(Kind::kMalformedReply,
+                  "reply from " + site.host() + " for model '" + site.model + "' is too large: " +
+                      detail + ", and no model reply is that large; mgk stopped reading it. " +
+                      "Check the endpoint's base URL (or raise defaults.max_reply_mib in the " +
+                      "config)",
+                  0, "", attempts);
+}
+
 ApiError malformed_reply(const CallSite& site, const std::string& problem,
                          const std::string& body, int status, int attempts) {
   std::string shown = body.empty() ? "empty body" : "body: " + excerpt(body, site.secret);

@@ -71,6 +71,9 @@ ApiError http_error(const CallSite& site, int status, const std::string& body, i
 ApiError transport_error(const CallSite& site, bool timed_out, const std::string& detail,
                          int attempts, bool gave_up);
 
+// A reply whose body passed the size cap (Config::max_reply_bytes); `detail` says by how much.
+ApiError reply_too_large(const CallSite& site, const std::string& detail, int attempts);
+
 // A 2xx reply that could not be understood; `problem` says what is wrong with it.
 ApiError malformed_reply(const CallSite& site, const std::string& problem,
                          const std::string& body, int status, int attempts);

@@ -52,20 +52,31 @@ Config builtin_config() {
   add(preset("sglang", ApiKind::kOpenAI, "http://localhost:30000/v1", "SGLANG_API_KEY", false));
   add(preset("ollama", ApiKind::kOpenAI, "http://localhost:11434/v1", "OLLAMA_API_KEY", false));
 
-  // OpenAI: cached input at the published cached rate.
+  // OpenAI: cached input at the published cached rate. Each entry also prices the dated
+  // names of its family (Config::price), so the cheaper and dearer members of a family
+  // (-mini, -nano, -pro) need entries of their own.
   c.prices["gpt-5"] = {1.25, 0.125, 10.0, std::nullopt};
   c.prices["gpt-5-mini"] = {0.25, 0.025, 2.0, std::nullopt};
+  c.prices["gpt-5-nano"] = {0.05, 0.005, 0.4, std::nullopt};
+  c.prices["gpt-5-pro"] = {15.0, 15.0, 120.0, std::nullopt};
   c.prices["gpt-4.1"] = {2.0, 0.5, 8.0, std::nullopt};
   c.prices["gpt-4.1-mini"] = {0.4, 0.1, 1.6, std::nullopt};
+  c.prices["gpt-4.1-nano"] = {0.1, 0.025, 0.4, std::nullopt};
   c.prices["gpt-4o"] = {2.5, 1.25, 10.0, std::nullopt};
   c.prices["gpt-4o-mini"] = {0.15, 0.075, 0.6, std::nullopt};
   c.prices["o3"] = {2.0, 0.5, 8.0, std::nullopt};
+  c.prices["o3-mini"] = {1.1, 0.55, 4.4, std::nullopt};
+  c.prices["o3-pro"] = {20.0, 20.0, 80.0, std::nullopt};
   c.prices["o4-mini"] = {1.1, 0.275, 4.4, std::nullopt};
   // Anthropic: cache reads at 0.1x input, 5-minute cache writes at 1.25x input.
+  c.prices["claude-opus-4-5"] = {5.0, 0.5, 25.0, 6.25};
   c.prices["claude-opus-4-1"] = {15.0, 1.5, 75.0, 18.75};
+  c.prices["claude-opus-4"] = {15.0, 1.5, 75.0, 18.75};
   c.prices["claude-sonnet-4-5"] = {3.0, 0.3, 15.0, 3.75};
-  c.prices["claude-sonnet-4-0"] = {3.0, 0.3, 15.0, 3.75};
+  c.prices["claude-sonnet-4"] = {3.0, 0.3, 15.0, 3.75};
+  c.prices["claude-3-7-sonnet"] = {3.0, 0.3, 15.0, 3.75};
   c.prices["claude-haiku-4-5"] = {1.0, 0.1, 5.0, 1.25};
+  c.prices["claude-3-5-haiku"] = {0.8, 0.08, 4.0, 1.0};
   // DeepSeek (V3.2 for both names): cache hits at the cache-hit rate.
   c.prices["deepseek:deepseek-chat"] = {0.28, 0.028, 0.42, std::nullopt};
   c.prices["deepseek:deepseek-reasoner"] = {0.28, 0.028, 0.42, std::nullopt};

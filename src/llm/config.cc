@@ -1,5 +1,6 @@
 #include "llm/config.h"
 
+#include <cctype>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -144,10 +145,54 @@ const Endpoint& Config::endpoint(const std::string& prefix) const {
                    " (add others under \"endpoints\" in the config file)");
 }
 
-const Price* Config::price(const std::string& prefix, const std::string& model) const {
-  if (auto it = prices.find(prefix + ":" + model); it != prices.end()) return &it->second;
-  if (auto it = prices.find(model); it != prices.end()) return &it->second;
-  return nullptr;
+namespace {
+
+bool is_digits(const std::string& s, size_t from, size_t n) {
+  if (from + n > s.size()) return false;
+  for (size_t i = from; i < from + n; ++i)
+    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
+  return true;
+}
+
+// The name a model's family is looked up by (see Config::price).
+std::string family_name(std::string name) {
+  if (size_t slash = name.rfind('/'); slash != std::string::npos) name = name.substr(slash + 1);
+  for (char& c : name) c = c == '.' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto strip = [&name](size_t n) { name.erase(name.size() - n); };
+  if (name.size() > 7 && name.ends_with("-latest")) strip(7);
+  size_t n = name.size();
+  if (n > 9 && (name[n - 9] == '-' || name[n - 9] == '@') && is_digits(name, n - 8, 8)) {
+    strip(9);  // -20250929, @20250929
+  } else if (n > 11 && name[n - 11] == '-' && is_digits(name, n - 10, 4) && name[n - 6] == '-' &&
+             is_digits(name, n - 5, 2) && name[n - 3] == '-' && is_digits(name, n - 2, 2)) {
+    strip(11);  // -2024-08-06
+  }
+  return name;
+}
+
+}  // namespace
+
+std::optional<PriceMatch> Config::price(const std::string& prefix, const std::string& model) const {
+  for (const std::string& entry : {prefix + ":" + model, model})
+    if (auto it = prices.find(entry); it != prices.end()) return PriceMatch{it->second, entry, true};
+  const std::string family = family_name(model);
+  size_t best_length = 0;
+  std::optional<PriceMatch> found;
+  for (const auto& [entry, price] : prices) {
+    std::string name = entry;
+    if (size_t colon = entry.find(':'); colon != std::string::npos) {
+      if (entry.compare(0, colon, prefix) != 0) continue;  // another endpoint's entry
+      name = entry.substr(colon + 1);
+    }
+    std::string key = family_name(name);
+    bool covers = family.compare(0, key.size(), key) == 0 &&
+                  (family.size() == key.size() || family[key.size()] == '-');
+    if (covers && key.size() > best_length) {
+      best_length = key.size();
+      found = PriceMatch{price, entry, false};
+    }
+  }
+  return found;
 }
 
 std::vector<std::string> Config::prefixes() const {
@@ -181,7 +226,9 @@ Config parse_config(const std::string& json_text, const std::string& origin) {
   }
   if (top.has("defaults")) {
     Reader d = top.object("defaults");
-    d.only({"timeout_s", "connect_timeout_s", "max_retries"});
+    d.only({"timeout_s", "connect_timeout_s", "max_retries", "max_reply_mib"});
+    if (d.has("max_reply_mib"))
+      config.max_reply_bytes = std::size_t(d.number("max_reply_mib", 1) * (1 << 20));
     if (d.has("timeout_s")) config.timeout_s = d.number("timeout_s", 0.001);
     if (d.has("connect_timeout_s")) config.connect_timeout_s = d.number("connect_timeout_s", 0.001);
     if (d.has("max_retries")) {

@@ -12,12 +12,15 @@
 //     },
 //     "prices": {"gpt-4o": {"input": 2.5, "cached_input": 1.25, "output": 10},
 //                "lab:qwen": {"input": 0, "output": 0}},            // $ per million tokens
-//     "defaults": {"timeout_s": 600, "connect_timeout_s": 5, "max_retries": 2}
+//     // a price entry also covers the model's dated and vendor-qualified names (Config::price)
+//     "defaults": {"timeout_s": 600, "connect_timeout_s": 5, "max_retries": 2,
+//                  "max_reply_mib": 64}
 //   }
 // Every endpoint's base URL can be replaced from the environment, by default through
 // <NAME>_BASE_URL (OPENAI_BASE_URL, VLLM_BASE_URL, LAB_BASE_URL), or "base_url_env".
 // "api_key_env": null makes an endpoint keyless.
 #pragma once
+#include <cstddef>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -51,6 +54,14 @@ struct Price {
   std::optional<double> cache_write;
 };
 
+// A price found for a model, and the table entry it came from: the exact name, or the
+// family a dated or provider-qualified name belongs to (Config::price).
+struct PriceMatch {
+  Price price;
+  std::string entry;  // "claude-sonnet-4-5", "lab:qwen", ...
+  bool exact = true;  // false: matched by family
+};
+
 // Waits `seconds` between retries. Tests inject one that records instead of sleeping.
 using SleepFn = std::function<void(double seconds)>;
 
@@ -60,12 +71,20 @@ struct Config {
   double timeout_s = 600;                     // per HTTP attempt
   double connect_timeout_s = 5;
   int max_retries = 2;                        // retries after the first attempt
+  // A reply body (decompressed) larger than this is refused: no model reply comes near it,
+  // and reading a runaway one whole would take the machine's memory.
+  std::size_t max_reply_bytes = 64u << 20;
   SleepFn sleep;                              // empty = really sleep
 
   // The endpoint for a spec prefix; throws UsageError listing the valid prefixes.
   const Endpoint& endpoint(const std::string& prefix) const;
-  // The price of `model` served by `prefix`: "prefix:model" first, then "model"; null if none.
-  const Price* price(const std::string& prefix, const std::string& model) const;
+  // The price of `model` served by `prefix`: the entry "prefix:model", else "model", else
+  // the model's family: the name lower-cased, without a vendor path ("anthropic/" on
+  // OpenRouter), a date or "-latest" suffix ("-20250929", "-2024-08-06", "@20250929"),
+  // with '.' read as '-' ("claude-sonnet-4.5"), matched to the longest entry it starts with
+  // up to a '-' ("gpt-4o-mini-2024-07-18" -> "gpt-4o-mini"). Entries "other:model" count
+  // only for endpoint "other". nullopt when nothing matches.
+  std::optional<PriceMatch> price(const std::string& prefix, const std::string& model) const;
   std::vector<std::string> prefixes() const;  // sorted
 };
 

@@ -8,6 +8,7 @@
 #include <curl/curl.h>
 
 #include "common/error.h"
+#include "common/interrupt.h"
 
 namespace mgk::llm {
 namespace {
@@ -21,9 +22,27 @@ void init_curl_once() {
   });
 }
 
+struct BodySink {
+  std::string* body;
+  std::size_t limit;
+  bool too_large = false;
+};
+
+// Returning less than it was given makes curl stop with CURLE_WRITE_ERROR.
 size_t collect_body(char* data, size_t size, size_t count, void* out) {
-  static_cast<std::string*>(out)->append(data, size * count);
+  auto* sink = static_cast<BodySink*>(out);
+  if (sink->body->size() + size * count > sink->limit) {
+    sink->too_large = true;
+    return 0;
+  }
+  sink->body->append(data, size * count);
   return size * count;
+}
+
+// Called by curl about once a second while idle, and often while data flows; a non-zero
+// return aborts the transfer (CURLE_ABORTED_BY_CALLBACK).
+int check_cancel(void* cancel, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  return static_cast<const std::atomic<bool>*>(cancel)->load() ? 1 : 0;
 }
 
 size_t collect_header(char* data, size_t size, size_t count, void* out) {
@@ -102,13 +121,28 @@ HttpResponse http_post(const HttpRequest& request) {
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);  // signals and threads do not mix
   curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
   curl_easy_setopt(c, CURLOPT_USERAGENT, "mgk/" MGK_VERSION);
+  BodySink sink{&response.body, request.max_reply_bytes};
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect_body);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &response.body);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
+  if (request.cancel != nullptr) {
+    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, check_cancel);
+    curl_easy_setopt(c, CURLOPT_XFERINFODATA, request.cancel);
+    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+  }
   curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, collect_header);
   curl_easy_setopt(c, CURLOPT_HEADERDATA, &response);
   curl_easy_setopt(c, CURLOPT_ERRORBUFFER, error_text);
 
+  if (request.cancel != nullptr && request.cancel->load()) throw Interrupted();
   CURLcode code = curl_easy_perform(c);
+  if (code == CURLE_ABORTED_BY_CALLBACK) throw Interrupted();
+  if (sink.too_large) {
+    HttpResponse failed;
+    failed.failure = HttpResponse::Failure::kTooLarge;
+    failed.failure_detail = "the reply passed " + std::to_string(request.max_reply_bytes >> 20) +
+                            " MiB (decompressed)";
+    return failed;
+  }
   if (code != CURLE_OK) {
     std::string detail = error_text[0] ? error_text : curl_easy_strerror(code);
     HttpResponse::Failure kind = failure_kind(code);

@@ -36,11 +36,12 @@ HttpProvider::HttpProvider(Endpoint endpoint, std::string model, std::string bas
       api_key_(std::move(api_key)),
       timeout_s_(config.timeout_s),
       connect_timeout_s_(config.connect_timeout_s),
-      sleep_(config.sleep) {
+      sleep_(config.sleep),
+      max_reply_bytes_(config.max_reply_bytes),
+      price_(config.price(endpoint_.name, model_)) {
   url_ = join_url(base_url, endpoint_.kind == ApiKind::kAnthropic ? "/v1/messages"
                                                                   : "/chat/completions");
   retry_.max_retries = config.max_retries;
-  if (const Price* p = config.price(endpoint_.name, model_)) price_ = *p;
 }
 
 Reply HttpProvider::complete(const Request& request) {
@@ -52,6 +53,8 @@ Reply HttpProvider::complete(const Request& request) {
   http.url = url_;
   http.timeout_s = timeout_s_;
   http.connect_timeout_s = connect_timeout_s_;
+  http.max_reply_bytes = max_reply_bytes_;
+  http.cancel = request.cancel;
   http.body = (anthropic ? anthropic_messages_body(request, model_)
                          : openai_chat_body(request, model_, endpoint_.max_tokens_field))
                   .dump();
@@ -79,7 +82,7 @@ Reply HttpProvider::complete(const Request& request) {
                           outcome.response.body, outcome.response.status, outcome.attempts);
   }
   if (reply.model.empty()) reply.model = model_;
-  if (price_) reply.cost_usd = cost_usd(reply.usage, *price_);
+  if (price_) reply.cost_usd = cost_usd(reply.usage, price_->price);
   reply.attempts = outcome.attempts;
   reply.latency_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

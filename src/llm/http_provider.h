@@ -19,6 +19,7 @@ class HttpProvider : public Provider {
 
   Reply complete(const Request& request) override;
   std::string name() const override { return endpoint_.name + ":" + model_; }
+  std::optional<PriceMatch> price() const override { return price_; }
 
  private:
   Endpoint endpoint_;
@@ -29,7 +30,8 @@ class HttpProvider : public Provider {
   double connect_timeout_s_;
   RetryPolicy retry_;
   SleepFn sleep_;
-  std::optional<Price> price_;
+  std::size_t max_reply_bytes_;
+  std::optional<PriceMatch> price_;
 };
 
 }  // namespace mgk::llm

@@ -1,8 +1,10 @@
 // The one interface the agent talks to a language model through, whatever the vendor:
 // a request (system prompt + alternating messages) in, a reply (text, finish reason, token
 // usage, cost, latency) out. Implementations retry transient failures themselves following
-// the official SDKs' policy (see retry.h) and throw llm::ApiError when they give up.
+// the official SDKs' policy (see retry.h) and throw llm::ApiError when they give up, and
+// mgk::Interrupted when the request's cancel flag is raised.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -24,6 +26,9 @@ struct Request {
   int max_tokens = 8192;
   std::optional<double> temperature;
   std::optional<std::string> reasoning_effort;  // passed through ("low"/"medium"/"high")
+  // When it turns true (Ctrl-C) the call ends at once, mid-transfer or mid-wait between
+  // retries, throwing mgk::Interrupted. Null: never cancelled.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // Token counts of one reply, the same meaning for every vendor: input_tokens counts the
@@ -41,7 +46,7 @@ struct Reply {
   FinishReason finish = FinishReason::kStop;
   std::string raw_finish;  // the vendor's own word ("stop", "end_turn", "max_tokens", ...)
   Usage usage;
-  double cost_usd = 0;  // from the price table; 0 when the model has no price
+  double cost_usd = 0;  // from the price table; 0 when the model has no price (unknown)
   double latency_s = 0;  // wall time of the whole complete() call, retries and waits included
   int attempts = 1;      // HTTP requests sent, 1 when the first one succeeded
   std::string model;     // model as the server reported it
@@ -54,6 +59,9 @@ class Provider {
   // or the reply cannot be understood. Safe to call from several threads at once.
   virtual Reply complete(const Request& request) = 0;
   virtual std::string name() const = 0;  // "openai:gpt-4o"
+  // What replies are billed at, and the price table's entry for it; nullopt when no price
+  // is known for the model (its cost is then unknown, not zero).
+  virtual std::optional<PriceMatch> price() const = 0;
 };
 
 // "openai:gpt-4o", "anthropic:claude-sonnet-4-5", "together:meta-llama/...", "vllm:qwen", ...

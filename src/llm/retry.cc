@@ -31,6 +31,8 @@ std::optional<double> parse_number(const std::string& text) {
 }  // namespace
 
 bool should_retry(const HttpResponse& response) {
+  // A body too large would be as large again; connection failures and timeouts are transient.
+  if (response.failure == HttpResponse::Failure::kTooLarge) return false;
   if (response.failure != HttpResponse::Failure::kNone) return true;
   int status = response.status;
   if (status == 400 || status == 401 || status == 403 || status == 404) return false;

@@ -1,7 +1,7 @@
 // The retry policy of the official OpenAI and Anthropic SDKs, as pure functions: which
 // failures are retried, and how long to wait before the next try.
 //   - retried: connection failures and timeouts; HTTP 408, 409, 429, >= 500 (Anthropic's
-//     529 included);
+//     529 included); never a reply too large to read;
 //   - `x-should-retry: true|false` from the server overrides the status;
 //   - never retried, whatever the headers: 400, 401, 403, 404, a context overflow, and a
 //     quota/spend limit that is exhausted (a 429 with OpenAI's insufficient_quota);

@@ -1,6 +1,7 @@
 #include "problems/resolve.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "common/error.h"
 
@@ -31,21 +32,32 @@ ResolvedTensor resolve_tensor(const Spec& spec, const TensorSpec& t, const std::
   r.dtype = dtype_from_string(t.dtype == "T" ? dtype : t.dtype);
   r.symmetric = t.symmetric;
   r.spec = &t;
+  // The element count and the bytes must fit in 64 bits: a spec whose sizes overflow them
+  // is an error, not a negative size.
   auto shape_at = [&](const expr::Vars& v) {
     std::vector<long long> shape;
-    long long n = 1;
+    long long n = 1, bytes = 0;
+    bool overflow = false;
     for (const auto& e : t.shape) {
       shape.push_back(with_context("in " + spec.name + " tensor " + t.name,
                                    [&] { return expr::evaluate_count(e, v); }));
-      n *= shape.back();
+      overflow |= __builtin_mul_overflow(n, shape.back(), &n);
     }
-    return std::make_pair(shape, n);
+    overflow |= __builtin_mul_overflow(n, static_cast<long long>(dtype_bytes(r.dtype)), &bytes);
+    if (overflow) {
+      std::string dims;
+      for (long long d : shape) dims += (dims.empty() ? "" : ",") + std::to_string(d);
+      throw UsageError(spec.name + " tensor " + t.name + " has shape [" + dims +
+                       "]: more bytes than 64 bits can count; check the size preset's dims");
+    }
+    return std::make_tuple(shape, n, bytes);
   };
-  std::tie(r.shape, r.numel) = shape_at(vars);
+  long long bytes = 0;
+  std::tie(r.shape, r.numel, bytes) = shape_at(vars);
   for (int rank = 0; rank < world_size; ++rank) {
     expr::Vars v = vars;
     v["R"] = rank;
-    r.max_bytes_over_ranks = std::max(r.max_bytes_over_ranks, shape_at(v).second * dtype_bytes(r.dtype));
+    r.max_bytes_over_ranks = std::max(r.max_bytes_over_ranks, std::get<2>(shape_at(v)));
   }
   return r;
 }
@@ -118,6 +130,14 @@ std::vector<std::string> tail_sizes(const Spec& spec, const std::vector<std::str
           if (found.empty() && (t.numel * dtype_bytes(t.dtype)) % 16 != 0)
             found = size + " (" + t.name + ": " + std::to_string(t.numel * dtype_bytes(t.dtype)) + " B on rank " +
                     std::to_string(rank) + ")";
+      // A chunk per peer (a dim such as C) whose bytes break 16-byte vectors is a tail too,
+      // even when the whole tensor's bytes are a multiple of 16.
+      for (const auto& [name, value] : r.dims) {
+        if (!found.empty() || name == "W" || name == "R") continue;
+        const long long bytes = (long long)value * dtype_bytes(r.dtype);
+        if (bytes % 16 != 0)
+          found = size + " (" + name + " = " + std::to_string((long long)value) + ": " + std::to_string(bytes) + " B)";
+      }
     }
     if (!found.empty()) out.push_back(found);
   }

@@ -135,6 +135,22 @@ std::string render_evaluation(const EvaluationRecord& e) {
   return out;
 }
 
+std::string render_run(const RunRecord& r, const std::vector<EvaluationRecord>& evaluations) {
+  std::string out = "run " + std::to_string(r.id) + ": " + r.kind +
+                    (r.model.empty() ? "" : " with " + r.model) + "\n";
+  out += "  status   " + std::string(to_string(r.status)) + "\n";
+  out += "  started  " + short_time(r.created_at) + " UTC" +
+         (r.ended_at ? ", ended " + short_time(*r.ended_at) + " UTC" : "") + " on " +
+         (r.host.empty() ? "?" : r.host) + "\n";
+  out += "  args     " + r.args.dump() + "\n";
+  out += "  summary  " + r.summary.dump() + "\n";
+  for (const auto& e : evaluations)
+    out += "\n" + block("evaluation " + std::to_string(e.id) + " (kernel " +
+                            e.kernel_hash.substr(0, 12) + ")",
+                        render_evaluation(e));
+  return out;
+}
+
 std::string render_attempt(const AttemptDetail& d) {
   const AttemptSummary& a = d.attempt;
   std::string out = "attempt " + std::to_string(a.id) + " (run " + std::to_string(a.run_id) +
@@ -169,7 +185,7 @@ std::string render_attempt(const AttemptDetail& d) {
 
   const TurnRecord* previous = nullptr;
   for (const auto& t : d.turns) {
-    out += "\n== turn " + std::to_string(t.index) + ": " +
+    out += "\n== turn " + std::to_string(t.index + 1) + ": " +
            (t.action.empty() ? "no action" : t.action) + ", finish " +
            (t.finish_reason.empty() ? "?" : t.finish_reason) + ", " + std::to_string(t.tokens_in) +
            " in / " + std::to_string(t.tokens_out) + " out, " + format_cost(t.cost_usd) + ", " +

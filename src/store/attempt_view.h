@@ -5,12 +5,17 @@
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "store/records.h"
 
 namespace mgk::store {
 
+// Turns are numbered from 1, as `mgk generate` counts them (the stored index + 1).
 std::string render_attempt(const AttemptDetail& detail);
+
+// `mgk show --run N`: a run's header (kind, args, status, summary) and its evaluations.
+std::string render_run(const RunRecord& run, const std::vector<EvaluationRecord>& evaluations);
 
 // One evaluation's details from its EvalResult JSON: verdict line, phase, compile log
 // (when it did not compile, or had warnings), per-size table and mismatch reports.

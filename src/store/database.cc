@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <cstdio>
 #include <utility>
 
 #include "common/error.h"
@@ -10,19 +11,47 @@
 
 namespace mgk::store {
 
+namespace {
+
+// A path as a "file:" URI (RFC 3986: '%', '?' and '#' escaped) with the given query.
+std::string file_uri(const std::filesystem::path& path, const std::string& query) {
+  std::string uri = "file:";
+  for (char c : std::filesystem::absolute(path).string()) {
+    if (c == '%' || c == '?' || c == '#') {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "%%%02X", static_cast<unsigned char>(c));
+      uri += hex;
+    } else {
+      uri += c;
+    }
+  }
+  return uri + "?" + query;
+}
+
+// Opens `uri` read-only and reads the header, the first read that needs the WAL index.
+int try_open_read_only(const std::string& uri, sqlite3** out) {
+  int rc = sqlite3_open_v2(uri.c_str(), out,
+                           SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI, nullptr);
+  if (rc == SQLITE_OK) rc = sqlite3_exec(*out, "PRAGMA user_version", nullptr, nullptr, nullptr);
+  return rc;
+}
+
+}  // namespace
+
 Database Database::open(const std::filesystem::path& path, Mode mode) {
-  if (mode == Mode::kExisting && !std::filesystem::exists(path))
-    throw UsageError("no mgk store at " + path.string() +
-                     ": nothing has been recorded there yet (pass --db PATH or set MGK_DB)");
+  if (mode == Mode::kReadOnly && !std::filesystem::exists(path))
+    throw NotFoundError("no mgk store at " + path.string() +
+                        ": nothing has been recorded there yet (pass --db PATH or set MGK_DB)");
+  if (mode == Mode::kReadOnly) return open_read_only(path);
   if (path.has_parent_path() && !std::filesystem::exists(path.parent_path()))
     throw UsageError("cannot create the mgk store " + path.string() + ": folder " +
                      path.parent_path().string() + " does not exist");
 
   sqlite3* raw = nullptr;
-  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
-  if (mode == Mode::kCreate) flags |= SQLITE_OPEN_CREATE;
+  // URI names are understood so that a shard can be attached read-only (store_merge.cc).
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI;
   int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
-  Database db(raw, path);  // owns the handle even when open failed
+  Database db(raw, path, path.string());  // owns the handle even when open failed
   if (rc != SQLITE_OK) db.fail(rc, "opening the mgk store " + path.string());
   sqlite3_extended_result_codes(raw, 1);
   sqlite3_busy_timeout(raw, kBusyTimeoutMs);
@@ -37,14 +66,41 @@ Database Database::open(const std::filesystem::path& path, Mode mode) {
   return db;
 }
 
+Database Database::open_read_only(const std::filesystem::path& path) {
+  std::string uri = file_uri(path, "mode=ro");
+  sqlite3* raw = nullptr;
+  int rc = try_open_read_only(uri, &raw);
+  if ((rc & 0xff) == SQLITE_READONLY || (rc & 0xff) == SQLITE_CANTOPEN) {
+    // A WAL file whose folder we cannot write: SQLite cannot create its -shm index. Read
+    // it as immutable (no locks, no index); what only the -wal file holds is not seen.
+    sqlite3_close_v2(raw);
+    raw = nullptr;
+    uri = file_uri(path, "immutable=1");
+    rc = try_open_read_only(uri, &raw);
+    std::error_code ec;
+    auto wal = std::filesystem::path(path.string() + "-wal");
+    if (rc == SQLITE_OK && std::filesystem::file_size(wal, ec) > 0 && !ec)
+      log::warning("reading " + path.string() + " without its write-ahead log " + wal.string() +
+                   " (the folder is read-only): the newest rows may be missing");
+  }
+  Database db(raw, path, uri);
+  if (rc != SQLITE_OK) db.fail(rc, "opening the mgk store " + path.string() + " read-only");
+  sqlite3_extended_result_codes(raw, 1);
+  sqlite3_busy_timeout(raw, kBusyTimeoutMs);
+  return db;
+}
+
 Database::Database(Database&& other) noexcept
-    : db_(std::exchange(other.db_, nullptr)), path_(std::move(other.path_)) {}
+    : db_(std::exchange(other.db_, nullptr)),
+      path_(std::move(other.path_)),
+      uri_(std::move(other.uri_)) {}
 
 Database& Database::operator=(Database&& other) noexcept {
   if (this != &other) {
     if (db_ != nullptr) sqlite3_close_v2(db_);
     db_ = std::exchange(other.db_, nullptr);
     path_ = std::move(other.path_);
+    uri_ = std::move(other.uri_);
   }
   return *this;
 }
@@ -88,6 +144,10 @@ void Database::fail(int rc, const std::string& what) const {
     throw Error("the mgk store " + path_.string() + " is read-only: " + detail +
                 " (check the file's and its folder's permissions)");
   if (primary == SQLITE_FULL) throw Error("disk full writing the mgk store " + path_.string());
+  if (primary == SQLITE_CORRUPT)
+    throw Error("the mgk store " + path_.string() + " is damaged (" + detail +
+                "); restore it from a copy, or save what SQLite can read: sqlite3 " +
+                path_.string() + " .recover | sqlite3 recovered.db");
   Error e("SQLite error in " + path_.string() + ": " + detail);
   e.with_context("while " + what);
   throw e;

@@ -13,12 +13,15 @@ class Database {
  public:
   enum class Mode {
     kCreate,    // create the file if it does not exist
-    kExisting,  // the file must exist: a missing file is an mgk::UsageError
+    kReadOnly,  // the file must exist (else mgk::NotFoundError); nothing is written to it
   };
 
   // Opens (or creates) the file and applies the connection settings: journal_mode=WAL
   // (a warning, not an error, where the filesystem cannot do WAL), synchronous=FULL,
   // foreign_keys=ON, busy_timeout. Throws mgk::Error naming the path on failure.
+  // kReadOnly changes no setting of the file. Where a WAL file cannot be read the normal
+  // way (its folder is read-only, so SQLite cannot create the -shm file), it is read as
+  // immutable, with a warning when a -wal file holds rows that are then not seen.
   static Database open(const std::filesystem::path& path, Mode mode = Mode::kCreate);
 
   Database(Database&& other) noexcept;
@@ -38,6 +41,8 @@ class Database {
 
   const std::filesystem::path& path() const { return path_; }
   sqlite3* handle() const { return db_; }
+  // The name SQLite opened: a "file:" URI for read-only connections, for ATTACH to reuse.
+  const std::string& uri() const { return uri_; }
 
   // Throws mgk::Error with SQLite's message for `rc` and `what` as context.
   [[noreturn]] void fail(int rc, const std::string& what) const;
@@ -46,9 +51,12 @@ class Database {
   static constexpr int kBusyTimeoutMs = 60'000;
 
  private:
-  Database(sqlite3* db, std::filesystem::path path) : db_(db), path_(std::move(path)) {}
+  Database(sqlite3* db, std::filesystem::path path, std::string uri)
+      : db_(db), path_(std::move(path)), uri_(std::move(uri)) {}
+  static Database open_read_only(const std::filesystem::path& path);
   sqlite3* db_ = nullptr;
   std::filesystem::path path_;
+  std::string uri_;
 };
 
 }  // namespace mgk::store

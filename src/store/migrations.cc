@@ -147,23 +147,39 @@ int schema_version(Database& db) {
   return std::stoi(db.pragma("user_version"));
 }
 
+namespace {
+
+Error too_new(Database& db, int version, int latest) {
+  return Error("the mgk store " + db.path().string() + " has schema version " +
+               std::to_string(version) + " but this mgk knows only up to version " +
+               std::to_string(latest) + ": it was written by a newer mgk; upgrade mgk or " +
+               "use another --db");
+}
+
+}  // namespace
+
+int checked_schema_version(Database& db, std::span<const Migration> steps) {
+  const int latest = int(steps.size());
+  const int version = schema_version(db);
+  if (version > latest) throw too_new(db, version, latest);
+  // No mgk writes a negative version: a file set by hand, or another program's database.
+  if (version < 0)
+    throw UsageError("the mgk store " + db.path().string() + " has schema version " +
+                std::to_string(version) + ", which no mgk writes: it is not an mgk store or " +
+                "was changed by hand; use another --db");
+  return version;
+}
+
 int migrate(Database& db, std::span<const Migration> steps) {
   const int latest = int(steps.size());
-  const int before = schema_version(db);
-  auto too_new = [&](int version) {
-    return Error("the mgk store " + db.path().string() + " has schema version " +
-                 std::to_string(version) + " but this mgk knows only up to version " +
-                 std::to_string(latest) + ": it was written by a newer mgk; upgrade mgk or " +
-                 "use another --db");
-  };
-  if (before > latest) throw too_new(before);
+  const int before = checked_schema_version(db, steps);
 
   for (int next = before + 1; next <= latest; ++next) {
     Transaction tx(db);
     // Another process may have migrated while we waited for the write lock.
     int now = schema_version(db);
     if (now >= next) {
-      if (now > latest) throw too_new(now);
+      if (now > latest) throw too_new(db, now, latest);
       next = now;
       continue;  // the transaction rolls back: nothing was written
     }

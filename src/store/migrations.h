@@ -26,4 +26,8 @@ int migrate(Database& db, std::span<const Migration> steps = schema_migrations()
 // The schema version recorded in the file.
 int schema_version(Database& db);
 
+// schema_version(), checked: throws mgk::Error when it is negative (no mgk writes that) or
+// newer than steps.size() (a newer mgk wrote the file).
+int checked_schema_version(Database& db, std::span<const Migration> steps = schema_migrations());
+
 }  // namespace mgk::store

@@ -27,16 +27,31 @@ Status status_from_string(const std::string& s) {
   throw UsageError("unknown status '" + s + "' (valid: running, done, interrupted, failed)");
 }
 
+void check_run_kind(const std::string& kind) {
+  for (const char* valid : {"generate", "bench", "tune", "eval"})
+    if (kind == valid) return;
+  throw UsageError("unknown run kind '" + kind + "' (valid: generate, bench, tune, eval)");
+}
+
 bool is_tuning_status(const std::string& status) {
   for (const char* valid : {"ok", "compile", "launch", "incorrect", "hang", "error"})
     if (status == valid) return true;
   return false;
 }
 
-EvaluationRecord EvaluationRecord::from_result(const nlohmann::json& result,
+nlohmann::json with_kernel_hash(nlohmann::json result, const std::string& kernel_hash) {
+  if (!result.is_object()) return result;
+  if (result.contains("kernel_hash") && !result.contains("build_key"))
+    result["build_key"] = result["kernel_hash"];
+  result["kernel_hash"] = kernel_hash;
+  return result;
+}
+
+EvaluationRecord EvaluationRecord::from_result(const nlohmann::json& raw_result,
                                                std::string kernel_hash) {
-  if (!result.is_object())
+  if (!raw_result.is_object())
     throw Error("an evaluation result must be a JSON object (eval::EvalResult::to_json())");
+  const nlohmann::json result = with_kernel_hash(raw_result, kernel_hash);
   EvaluationRecord e;
   e.kernel_hash = std::move(kernel_hash);
   e.problem = result.value("problem", "");

@@ -17,7 +17,9 @@ const char* to_string(Status s);
 // Throws mgk::UsageError listing the valid names.
 Status status_from_string(const std::string& s);
 
-// Valid run kinds: "generate", "bench", "tune", "eval".
+// Valid run kinds: "generate", "bench", "tune", "eval". UsageError listing them otherwise.
+void check_run_kind(const std::string& kind);
+
 struct RunStart {
   std::string kind;
   std::string model;                               // provider:model, empty for runs without a model
@@ -37,6 +39,7 @@ struct RunRecord {
   nlohmann::json summary;  // set by finish_run (a bench report's pass@k, ...)
   int64_t tokens_in = 0, tokens_out = 0, tokens_cached = 0, tokens_reasoning = 0;
   double cost_usd = 0;  // sums over the run's turns, kept current by record_turn
+  std::optional<double> best_speedup;  // max over the run's correct evaluations of speedup_min
 };
 
 struct AttemptStart {
@@ -59,6 +62,7 @@ struct AttemptEnd {
 // An attempt with its totals, as history and show list it.
 struct AttemptSummary {
   int64_t id = 0, run_id = 0;
+  std::string run_kind;  // the kind of its run: generate or bench
   std::string problem, model, mode, prompt_version;
   int sample = 0, world_size = 0;
   nlohmann::json config;
@@ -112,10 +116,15 @@ struct EvaluationRecord {
   std::string created_at;  // set by the store
 
   // Reads problem, world_size, gpus, verdict, message and the per-size speedups from
-  // eval::EvalResult::to_json(). The result's own kernel_hash is the compile-cache key
-  // (source + flags), so the store's kernel hash is passed separately.
+  // eval::EvalResult::to_json(), and keeps it (as with_kernel_hash makes it) whole.
   static EvaluationRecord from_result(const nlohmann::json& result, std::string kernel_hash);
 };
+
+// One name per meaning: everywhere mgk writes "kernel_hash" it is the SHA-256 of the kernel
+// source text (Store::put_kernel). An evaluation result's compile-cache key (source, flags,
+// toolchain) is its "build_key"; a result that still carries the key as "kernel_hash" (as
+// the evaluator wrote it before) has it moved there. Returns `result` so changed.
+nlohmann::json with_kernel_hash(nlohmann::json result, const std::string& kernel_hash);
 
 // Everything `mgk show` prints about one attempt.
 struct AttemptDetail {
@@ -132,6 +141,7 @@ struct HistoryFilter {
   std::optional<Status> status;
   std::optional<std::string> since, until;  // store timestamps, inclusive, on started_at
   std::optional<int64_t> run_id;
+  std::vector<std::string> kinds;  // run kinds (generate, bench, eval, tune); empty: all
   int limit = 20;  // newest first; <= 0 means no limit
 };
 
@@ -153,7 +163,8 @@ struct TuningTrialFilter {
 struct MergeReport {
   int runs = 0;  // runs added
   int runs_already_present = 0;
-  int attempts = 0, turns = 0, evaluations = 0;
+  int runs_updated = 0, attempts_updated = 0;  // already here, and ended since in the shard
+  int attempts = 0, turns = 0, evaluations = 0;  // added
   int kernels_added = 0;  // kernel sources not in the target before
   int tuning_trials = 0;  // trials added or replaced by a newer measurement
   int calibrations = 0;

@@ -26,12 +26,14 @@ void to_json(nlohmann::json& j, const RunRecord& r) {
        {"tokens_out", r.tokens_out},
        {"tokens_cached", r.tokens_cached},
        {"tokens_reasoning", r.tokens_reasoning},
-       {"cost_usd", r.cost_usd}};
+       {"cost_usd", r.cost_usd},
+       {"best_speedup", or_null(r.best_speedup)}};
 }
 
 void to_json(nlohmann::json& j, const AttemptSummary& a) {
   j = {{"id", a.id},
        {"run_id", a.run_id},
+       {"kind", a.run_kind},
        {"problem", a.problem},
        {"model", a.model},
        {"mode", a.mode},

@@ -9,7 +9,7 @@ nlohmann::json parse_json(const std::string& text) {
 
 // The best kernel of an attempt still running is the best correct one evaluated so far.
 const char* const kAttemptColumns = R"sql(
-  a.id, a.run_id, a.problem, a.model, a.mode, a.prompt_version, a.sample, a.world_size,
+  a.id, a.run_id, (SELECT r.kind FROM runs r WHERE r.id = a.run_id), a.problem, a.model, a.mode, a.prompt_version, a.sample, a.world_size,
   a.config, a.status, a.exit_reason,
   COALESCE(a.best_kernel_hash,
            (SELECT e.kernel_hash FROM evaluations e
@@ -22,33 +22,36 @@ const char* const kAttemptColumns = R"sql(
 
 AttemptSummary read_attempt(const Statement& s) {
   AttemptSummary a;
-  a.id = s.int64(0);
-  a.run_id = s.int64(1);
-  a.problem = s.text(2);
-  a.model = s.text(3);
-  a.mode = s.text(4);
-  a.prompt_version = s.text(5);
-  a.sample = int(s.int64(6));
-  a.world_size = int(s.int64(7));
-  a.config = parse_json(s.text(8));
-  a.status = status_from_string(s.text(9));
-  a.exit_reason = s.text(10);
-  a.best_kernel_hash = s.optional_text(11);
-  a.best_speedup = s.optional_real(12);
-  a.started_at = s.text(13);
-  a.ended_at = s.optional_text(14);
-  a.turns = int(s.int64(15));
-  a.tokens_in = s.int64(16);
-  a.tokens_out = s.int64(17);
-  a.tokens_cached = s.int64(18);
-  a.tokens_reasoning = s.int64(19);
-  a.cost_usd = s.real(20);
+  int c = 0;
+  a.id = s.int64(c++);
+  a.run_id = s.int64(c++);
+  a.run_kind = s.text(c++);
+  a.problem = s.text(c++);
+  a.model = s.text(c++);
+  a.mode = s.text(c++);
+  a.prompt_version = s.text(c++);
+  a.sample = int(s.int64(c++));
+  a.world_size = int(s.int64(c++));
+  a.config = parse_json(s.text(c++));
+  a.status = status_from_string(s.text(c++));
+  a.exit_reason = s.text(c++);
+  a.best_kernel_hash = s.optional_text(c++);
+  a.best_speedup = s.optional_real(c++);
+  a.started_at = s.text(c++);
+  a.ended_at = s.optional_text(c++);
+  a.turns = int(s.int64(c++));
+  a.tokens_in = s.int64(c++);
+  a.tokens_out = s.int64(c++);
+  a.tokens_cached = s.int64(c++);
+  a.tokens_reasoning = s.int64(c++);
+  a.cost_usd = s.real(c++);
   return a;
 }
 
 const char* const kRunColumns = R"sql(
-  id, uuid, kind, model, args, status, host, pid, created_at, ended_at, summary,
-  tokens_in, tokens_out, tokens_cached, tokens_reasoning, cost_usd)sql";
+  r.id, r.uuid, r.kind, r.model, r.args, r.status, r.host, r.pid, r.created_at, r.ended_at,
+  r.summary, r.tokens_in, r.tokens_out, r.tokens_cached, r.tokens_reasoning, r.cost_usd,
+  (SELECT MAX(e.speedup_min) FROM evaluations e WHERE e.run_id = r.id))sql";
 
 RunRecord read_run(const Statement& s) {
   RunRecord r;
@@ -68,6 +71,7 @@ RunRecord read_run(const Statement& s) {
   r.tokens_cached = s.int64(13);
   r.tokens_reasoning = s.int64(14);
   r.cost_usd = s.real(15);
+  r.best_speedup = s.optional_real(16);
   return r;
 }
 

@@ -13,7 +13,7 @@ namespace mgk::store::rows {
 extern const char* const kAttemptColumns;
 AttemptSummary read_attempt(const Statement& s);
 
-extern const char* const kRunColumns;  // FROM runs
+extern const char* const kRunColumns;  // FROM runs r
 RunRecord read_run(const Statement& s);
 
 extern const char* const kTurnColumns;  // FROM turns

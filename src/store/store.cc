@@ -55,14 +55,23 @@ Store Store::open(const std::filesystem::path& path) {
   return Store(std::move(db));
 }
 
-Store Store::open_existing(const std::filesystem::path& path) {
-  Database db = Database::open(path, Database::Mode::kExisting);
+Store Store::open_read_only(const std::filesystem::path& path) {
+  Database db = Database::open(path, Database::Mode::kReadOnly);
+  const int version = checked_schema_version(db);
+  if (version == int(schema_migrations().size())) return Store(std::move(db));
+  if (access(path.c_str(), W_OK) != 0)
+    throw Error("the mgk store " + path.string() + " has schema version " +
+                std::to_string(version) + ", older than this mgk's " +
+                std::to_string(schema_migrations().size()) +
+                ", and reading it needs migrating it, which this user cannot (the file is " +
+                "read-only): copy it somewhere writable and pass that copy with --db");
+  db = Database::open(path, Database::Mode::kCreate);
   migrate(db);
   return Store(std::move(db));
 }
 
 int64_t Store::begin_run(const RunStart& run) {
-  check_one_of("run kind", run.kind, {"generate", "bench", "tune", "eval"});
+  check_run_kind(run.kind);
   std::lock_guard lock(*mutex_);
   Statement s(db_,
               "INSERT INTO runs (uuid, kind, model, args, status, host, pid, created_at) "
@@ -265,6 +274,19 @@ void Store::record_calibration(const MachineKey& m, const nlohmann::json& result
   s.bind(1, m.gpu_model).bind(2, m.gpu_count).bind(3, m.driver).bind(4, utc_now());
   s.bind(5, result.dump());
   s.run();
+}
+
+std::vector<std::pair<MachineKey, nlohmann::json>> Store::latest_calibrations() {
+  std::lock_guard lock(*mutex_);
+  Statement s(db_,
+              "SELECT gpu_model, gpu_count, driver, result FROM calibrations c WHERE id = "
+              "(SELECT x.id FROM calibrations x WHERE x.gpu_model = c.gpu_model AND "
+              "x.gpu_count = c.gpu_count AND x.driver = c.driver "
+              "ORDER BY x.created_at DESC, x.id DESC LIMIT 1) ORDER BY created_at DESC, id DESC");
+  std::vector<std::pair<MachineKey, nlohmann::json>> out;
+  while (s.step())
+    out.push_back({{s.text(0), int(s.int64(1)), s.text(2)}, rows::parse_json(s.text(3))});
+  return out;
 }
 
 std::optional<nlohmann::json> Store::latest_calibration(const MachineKey& m) {

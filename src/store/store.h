@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "store/database.h"
@@ -25,8 +26,11 @@ class Store {
   // Opens the file, creating it if needed, and migrates it to the current schema.
   // Throws if the file was written by a newer mgk.
   static Store open(const std::filesystem::path& path);
-  // The same for a file that must already exist (history, show, merge sources).
-  static Store open_existing(const std::filesystem::path& path);
+  // For commands that only read (history, show, the --show options): the file must exist
+  // (else mgk::NotFoundError) and nothing is written to it, so a store the user may only
+  // read can be read. A file at an older schema is migrated first when it is writable;
+  // otherwise that is an error saying so. Write methods then throw.
+  static Store open_read_only(const std::filesystem::path& path);
 
   Store(Store&&) noexcept;
   Store& operator=(Store&&) noexcept;
@@ -72,10 +76,16 @@ class Store {
   void record_calibration(const MachineKey& machine, const nlohmann::json& result);
   // The most recent calibration of exactly this machine (model, GPU count, driver).
   std::optional<nlohmann::json> latest_calibration(const MachineKey& machine);
+  // The most recent calibration of every machine in the store, newest first.
+  std::vector<std::pair<MachineKey, nlohmann::json>> latest_calibrations();
 
   // ---- queries ----
   // Attempts matching the filter, newest first.
   std::vector<AttemptSummary> history(const HistoryFilter& filter);
+  // Runs that have no attempts (`mgk eval`, `mgk tune`) matching the filter, newest
+  // first; `problem` matches the run's args.problem, the times its created_at.
+  std::vector<RunRecord> runs_without_attempts(const HistoryFilter& filter);
+  std::vector<EvaluationRecord> evaluations_of_run(int64_t run_id);  // oldest first
   std::optional<AttemptSummary> attempt(int64_t attempt_id);
   std::vector<AttemptSummary> attempts_of_run(int64_t run_id);  // oldest first
   // The run's attempts left "running" or "interrupted", oldest first: what a resumed run
@@ -87,11 +97,17 @@ class Store {
   std::optional<AttemptDetail> attempt_detail(int64_t attempt_id);
 
   // ---- merging shards (Slurm array tasks each write their own file) ----
-  // Copies into this store, in one transaction, every run of the shard with everything
-  // under it (attempts, turns, evaluations) under new ids, the kernels they use (stored
-  // once), evaluations that belong to no run, tuning trials (the newer of two trials with
-  // one key wins) and calibrations. Runs already here (same uuid) are skipped, so merging a
-  // shard twice adds nothing. The shard is migrated to the current schema first.
+  // Copies into this store, in one transaction, what the shard has and this store lacks:
+  // runs, attempts, turns and evaluations under new ids, the kernels they use (stored
+  // once), tuning trials (the newer of two trials with one key wins) and calibrations.
+  // Rows are matched by identity, not by id: a run by its uuid, an attempt by its run,
+  // problem, model, mode, sample and start time, a turn by its attempt and index, an
+  // evaluation by its run, attempt, turn, kernel and time. So merging a shard again adds
+  // nothing, and merging it after it grew adds what is new: turns and evaluations, and the
+  // state of a run or attempt that ended since (status, end time, summary, best kernel),
+  // with the token and cost totals summed again from the turns. Nothing is written to the
+  // shard: it is checked (a damaged shard is named as such) and read; a shard at an older
+  // schema is migrated in a temporary copy beside this store.
   MergeReport merge_from(const std::filesystem::path& shard);
 
  private:

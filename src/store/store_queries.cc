@@ -8,11 +8,26 @@ namespace mgk::store {
 
 std::optional<RunRecord> Store::run(int64_t run_id) {
   std::lock_guard lock(*mutex_);
-  Statement s(db_, std::string("SELECT ") + rows::kRunColumns + " FROM runs WHERE id = ?");
+  Statement s(db_, std::string("SELECT ") + rows::kRunColumns + " FROM runs r WHERE r.id = ?");
   s.bind(1, run_id);
   if (!s.step()) return std::nullopt;
   return rows::read_run(s);
 }
+
+namespace {
+
+// The kinds filter as SQL: "" for none, else " AND <column> IN ('eval', ...)" (names checked).
+std::string kinds_clause(const std::vector<std::string>& kinds, const char* column) {
+  if (kinds.empty()) return "";
+  std::string list;
+  for (const auto& k : kinds) {
+    check_run_kind(k);
+    list += (list.empty() ? "'" : ", '") + k + "'";
+  }
+  return std::string(" AND ") + column + " IN (" + list + ")";
+}
+
+}  // namespace
 
 std::vector<AttemptSummary> Store::history(const HistoryFilter& f) {
   std::lock_guard lock(*mutex_);
@@ -20,8 +35,9 @@ std::vector<AttemptSummary> Store::history(const HistoryFilter& f) {
                     " FROM attempts a WHERE (?1 IS NULL OR a.problem GLOB ?1) "
                     "AND (?2 IS NULL OR a.model GLOB ?2) AND (?3 IS NULL OR a.status = ?3) "
                     "AND (?4 IS NULL OR a.started_at >= ?4) "
-                    "AND (?5 IS NULL OR a.started_at <= ?5) AND (?6 IS NULL OR a.run_id = ?6) "
-                    "ORDER BY a.started_at DESC, a.id DESC";
+                    "AND (?5 IS NULL OR a.started_at <= ?5) AND (?6 IS NULL OR a.run_id = ?6)" +
+                    kinds_clause(f.kinds, "(SELECT r.kind FROM runs r WHERE r.id = a.run_id)") +
+                    " ORDER BY a.started_at DESC, a.id DESC";
   if (f.limit > 0) sql += " LIMIT " + std::to_string(f.limit);
   Statement s(db_, sql);
   s.bind(1, f.problem).bind(2, f.model);
@@ -29,6 +45,35 @@ std::vector<AttemptSummary> Store::history(const HistoryFilter& f) {
   s.bind(4, f.since).bind(5, f.until).bind(6, f.run_id);
   std::vector<AttemptSummary> out;
   while (s.step()) out.push_back(rows::read_attempt(s));
+  return out;
+}
+
+std::vector<RunRecord> Store::runs_without_attempts(const HistoryFilter& f) {
+  std::lock_guard lock(*mutex_);
+  std::string sql = std::string("SELECT ") + rows::kRunColumns +
+                    " FROM runs r WHERE NOT EXISTS (SELECT 1 FROM attempts a WHERE a.run_id = r.id) "
+                    "AND (?1 IS NULL OR json_extract(r.args, '$.problem') GLOB ?1) "
+                    "AND (?2 IS NULL OR r.model GLOB ?2) AND (?3 IS NULL OR r.status = ?3) "
+                    "AND (?4 IS NULL OR r.created_at >= ?4) "
+                    "AND (?5 IS NULL OR r.created_at <= ?5) AND (?6 IS NULL OR r.id = ?6)" +
+                    kinds_clause(f.kinds, "r.kind") + " ORDER BY r.created_at DESC, r.id DESC";
+  if (f.limit > 0) sql += " LIMIT " + std::to_string(f.limit);
+  Statement s(db_, sql);
+  s.bind(1, f.problem).bind(2, f.model);
+  if (f.status) s.bind(3, to_string(*f.status));
+  s.bind(4, f.since).bind(5, f.until).bind(6, f.run_id);
+  std::vector<RunRecord> out;
+  while (s.step()) out.push_back(rows::read_run(s));
+  return out;
+}
+
+std::vector<EvaluationRecord> Store::evaluations_of_run(int64_t run_id) {
+  std::lock_guard lock(*mutex_);
+  Statement s(db_, std::string("SELECT ") + rows::kEvaluationColumns +
+                       " FROM evaluations WHERE run_id = ? ORDER BY id");
+  s.bind(1, run_id);
+  std::vector<EvaluationRecord> out;
+  while (s.step()) out.push_back(rows::read_evaluation(s));
   return out;
 }
 

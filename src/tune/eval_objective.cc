@@ -1,6 +1,7 @@
 #include "tune/eval_objective.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "common/error.h"
 #include "common/interrupt.h"
@@ -37,6 +38,18 @@ std::string first_error_line(const std::string& compile_log) {
   return line;
 }
 
+std::vector<std::string> tuning_sizes(const std::string& size) {
+  std::vector<std::string> out;
+  size_t from = 0;
+  while (from <= size.size()) {
+    size_t comma = std::min(size.find(',', from), size.size());
+    std::string one = size.substr(from, comma - from);
+    if (!one.empty() && std::find(out.begin(), out.end(), one) == out.end()) out.push_back(one);
+    from = comma + 1;
+  }
+  return out;
+}
+
 Measurement measurement_from(const eval::EvalResult& result, const std::string& size) {
   Measurement m;
   m.status = status_for(result.verdict);
@@ -45,15 +58,20 @@ Measurement measurement_from(const eval::EvalResult& result, const std::string& 
   m.message = result.message;
   switch (result.verdict) {
     case eval::Verdict::kCorrect: {
-      auto it = std::find_if(result.sizes.begin(), result.sizes.end(),
-                             [&](const eval::SizeResult& s) { return s.size == size; });
-      if (it == result.sizes.end() || !it->candidate || it->candidate->median_us <= 0) {
-        m.status = TrialStatus::kError;
-        m.message = "the evaluation returned no candidate timing for size '" + size + "'";
-      } else {
-        m.time_us = it->candidate->median_us;
-        m.message.clear();
+      const std::vector<std::string> sizes = tuning_sizes(size);
+      double log_sum = 0;
+      m.message.clear();
+      for (const auto& one : sizes) {
+        auto it = std::find_if(result.sizes.begin(), result.sizes.end(),
+                               [&](const eval::SizeResult& s) { return s.size == one; });
+        if (it == result.sizes.end() || !it->candidate || it->candidate->median_us <= 0) {
+          m.status = TrialStatus::kError;
+          m.message = "the evaluation returned no candidate timing for size '" + one + "'";
+          break;
+        }
+        log_sum += std::log(it->candidate->median_us);
       }
+      if (m.status == TrialStatus::kOk) m.time_us = std::exp(log_sum / double(sizes.size()));
       break;
     }
     case eval::Verdict::kCompileError:
@@ -85,24 +103,28 @@ Measurement measurement_from(const eval::EvalResult& result, const std::string& 
 EvalObjective::EvalObjective(const SearchSpace& space, eval::EvalOptions base, std::string size)
     : space_(space), base_(std::move(base)), size_(std::move(size)) {
   const problems::Spec spec = problems::load(base_.problem);
-  if (!spec.sizes.count(size_)) {
-    std::string names;
-    for (const auto& n : spec.size_names) names += (names.empty() ? "" : ", ") + n;
-    throw UsageError("problem " + base_.problem + " has no size preset '" + size_ +
-                     "'; its presets are " + names);
-  }
-  if (base_.sizes.empty()) {
+  const std::vector<std::string> timed = tuning_sizes(size_);
+  if (timed.empty()) throw UsageError("--size names no size preset");
+  for (const auto& one : timed)
+    if (!spec.sizes.count(one)) {
+      std::string names;
+      for (const auto& n : spec.size_names) names += (names.empty() ? "" : ", ") + n;
+      throw UsageError("problem " + base_.problem + " has no size preset '" + one +
+                       "'; its presets are " + names);
+    }
+  if (base_.sizes.empty() && timed.size() == 1) {
     // Correct at two presets, as the evaluator's own default demands, without paying for
     // every default preset on every trial: the timed one and the problem's first other one
     // (usually the small one).
     for (const auto& d : spec.default_sizes)
-      if (d != size_) {
+      if (d != timed.front()) {
         base_.sizes.push_back(d);
         break;
       }
   }
-  if (std::find(base_.sizes.begin(), base_.sizes.end(), size_) == base_.sizes.end())
-    base_.sizes.push_back(size_);
+  for (const auto& one : timed)
+    if (std::find(base_.sizes.begin(), base_.sizes.end(), one) == base_.sizes.end())
+      base_.sizes.push_back(one);
   base_.compile_only = false;
   base_.time = true;
 }

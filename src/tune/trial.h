@@ -24,7 +24,8 @@ TrialStatus trial_status_from_string(const std::string& s);  // UsageError on un
 struct TrialContext {
   std::string kernel_hash;  // of the kernel source as given, without the tuner's defines
   std::string problem;      // "collectives/all_reduce"
-  std::string size;         // size preset whose time is the objective
+  std::string size;         // size preset whose time is the objective, or a list of them
+                            // ("small,large": the geometric mean, eval_objective.h)
   int world_size = 0;
   std::string gpu_model;    // "NVIDIA H200"
   std::string driver;       // "580.65.06"
@@ -42,7 +43,8 @@ struct TrialKey {
 struct Trial {
   TrialKey key;
   TrialStatus status = TrialStatus::kError;
-  double time_us = 0;           // candidate median at the context's size; ok trials only
+  double time_us = 0;           // candidate median at the context's size (the geometric
+                                // mean over a list of sizes); ok trials only
   std::string message;          // one line: why it failed, or a note
   double compile_seconds = 0;   // not persisted by every cache
   double eval_seconds = 0;

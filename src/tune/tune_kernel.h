@@ -18,8 +18,9 @@ struct KernelTuneRequest {
   // Problem, kernel, world size, GPUs, nvcc flags, timeouts; sizes checked for correctness
   // (empty: the problem's defaults). Defines are the tuner's.
   eval::EvalOptions eval;
-  std::string size;               // preset whose time is minimised; empty: "medium" if the
-                                  // problem has it, else its last default preset
+  std::string size;               // preset whose time is minimised, or several ("small,large":
+                                  // their geometric mean, see eval_objective.h); empty:
+                                  // "medium" if the problem has it, else its last default
   std::string strategy = "auto";
   std::size_t max_evals = 100;
   double max_seconds = 0;         // 0: no limit

@@ -174,6 +174,18 @@ class AgentTest : public ::testing::Test {
 
   int64_t new_run() { return store_.begin_run({"generate", "test", nlohmann::json::object()}); }
 
+  // A script that was not played to its end is a test that did not go where it meant to.
+  void TearDown() override {
+    EXPECT_EQ(judge_.unused(), 0u) << "scripted verdicts were left unused";
+    EXPECT_EQ(server_.unused_responses(), 0u) << "scripted replies were left unused";
+  }
+
+  // The sandbox an attempt of this store runs in.
+  std::filesystem::path sandbox_of(int64_t attempt_id) {
+    return home_.path() / "sandboxes" /
+           sandbox_name(attempt_id, store_.run(store_.attempt(attempt_id)->run_id)->uuid);
+  }
+
   test::TempDir home_{"mgk-agent"};
   ScopedEnv home_env_, openai_key_, anthropic_key_;
   test::ScriptedServer server_;

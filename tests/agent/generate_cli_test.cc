@@ -3,6 +3,7 @@
 // both modes, judged by the real evaluator.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <iostream>
 
 #include "agent_fixture.h"
@@ -14,8 +15,11 @@ namespace {
 class GenerateCli : public ::testing::Test {
  protected:
   std::map<std::string, std::string> env() {
+    std::ofstream(dir_.path() / "config.json")
+        << R"({"prices": {"gpt-test": {"input": 2, "output": 8}}})";
     return {{"MGK_HOME", (dir_.path() / "home").string()},
             {"MGK_DB", (dir_.path() / "mgk.db").string()},
+            {"MGK_CONFIG", (dir_.path() / "config.json").string()},
             {"OPENAI_API_KEY", kOpenAIKey},
             {"OPENAI_BASE_URL", server_.url() + "/v1"}};
   }
@@ -34,14 +38,31 @@ TEST_F(GenerateCli, RejectsAnUnknownModeAndAnUnknownAttempt) {
       {"generate", "--problem", "collectives/all_reduce", "--model", "openai:gpt-test", "--mode", "chat"}, env());
   EXPECT_EQ(r.exit_code, 64) << r.output;
   r = test::run_mgk({"generate", "--resume", "999"}, env());
-  EXPECT_EQ(r.exit_code, 64) << r.output;
+  EXPECT_EQ(r.exit_code, 5) << r.output;  // not found
   EXPECT_NE(r.output.find("no attempt 999"), std::string::npos) << r.output;
+}
+
+TEST_F(GenerateCli, AModelWithoutAPriceNeedsOneForACostLimit) {
+  test::CliResult r = test::run_mgk(
+      {"generate", "--problem", "collectives/all_reduce", "--model", "openai:gpt-unpriced"}, env());
+  EXPECT_EQ(r.exit_code, 64) << r.output;
+  EXPECT_NE(r.output.find("mgk: error: no price is known for openai:gpt-unpriced, so a cost limit "
+                          "($3) cannot be enforced: give its price in " +
+                          (dir_.path() / "config.json").string()),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(server_.request_count(), 0u);
 }
 
 TEST_F(GenerateCli, WithoutAGpuItSaysWhatToDoBeforeSpendingAnything) {
   if (test::gpus_available()) GTEST_SKIP() << "this machine has GPUs";
   test::CliResult r = test::run_mgk(
-      {"generate", "--problem", "collectives/all_reduce", "--model", "openai:gpt-test"}, env());
+      {"generate", "--problem", "collectives/all_reduce", "--model", "openai:gpt-test-2025-01-01"}, env());
+  // How a dated name is billed is said before anything else.
+  EXPECT_NE(r.output.find("pricing openai:gpt-test-2025-01-01 as 'gpt-test' ($2 in / $8 out per "
+                          "million tokens)"),
+            std::string::npos)
+      << r.output;
   EXPECT_EQ(r.exit_code, 3) << r.output;
   EXPECT_NE(r.output.find("no GPU to judge kernels on"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("mgk doctor"), std::string::npos) << r.output;

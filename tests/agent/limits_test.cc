@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "agent_fixture.h"
+#include "common/error.h"
 
 namespace mgk::agent::testing {
 namespace {
@@ -62,8 +63,8 @@ TEST_F(AgentTest, ATruncatedReplyGetsItsOwnMessage) {
 }
 
 TEST_F(AgentTest, TheCostLimitStopsBeforeTheNextCall) {
-  // Each reply costs (1000 * 2 + 1000 * 8) / 1e6 = $0.01.
-  for (int i = 0; i < 5; ++i)
+  // Each reply costs (1000 * 2 + 1000 * 8) / 1e6 = $0.01; the third passes the limit.
+  for (int i = 0; i < 3; ++i)
     server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply("thinking", {1000, 1000})));
   AgentSetup s = setup(Mode::kRefine, 10);
   s.limits.max_cost_usd = 0.025;
@@ -83,8 +84,7 @@ TEST_F(AgentTest, TheCostLimitStopsBeforeTheNextCall) {
 }
 
 TEST_F(AgentTest, TheTimeLimitStopsBeforeTheNextCall) {
-  for (int i = 0; i < 3; ++i)
-    server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(kernel_reply(kKernel))));
+  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(kernel_reply(kKernel))));
   judge_.push([](const std::filesystem::path&) {
     std::this_thread::sleep_for(std::chrono::milliseconds(600));
     return mismatch_result();
@@ -108,6 +108,56 @@ TEST_F(AgentTest, AnApiErrorEndsTheAttemptWithTheProvidersMessage) {
   auto summary = store_.attempt(out.attempt_id);
   EXPECT_EQ(summary->status, store::Status::kFailed);
   EXPECT_EQ(summary->exit_reason, "api_error");
+}
+
+TEST_F(AgentTest, AModelWithoutAPriceRefusesACostLimitButRunsWithout) {
+  auto p = provider("openai:gpt-unpriced");
+  ASSERT_FALSE(p->price());
+  AgentSetup limited = setup(Mode::kRefine, 1);
+  limited.limits.max_cost_usd = 3;
+  try {
+    make_agent(limited, *p);
+    FAIL() << "a cost limit on an unpriced model should be refused";
+  } catch (const UsageError& e) {
+    std::string m = e.what();
+    EXPECT_EQ(m.find("no price is known for openai:gpt-unpriced, so a cost limit ($3) cannot be "
+                     "enforced: give its price in "),
+              0u)
+        << m;
+    EXPECT_NE(m.find("\"prices\": {\"openai:gpt-unpriced\": {\"input\": USD_PER_MTOK"), std::string::npos) << m;
+    EXPECT_NE(m.find("or pass --max-cost 0 for no cost limit"), std::string::npos) << m;
+  }
+  EXPECT_EQ(server_.request_count(), 0u);
+
+  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply("thinking", {1000, 1000})));
+  AgentSetup unlimited = setup(Mode::kRefine, 1);
+  unlimited.limits.max_cost_usd = 0;
+  AttemptOutcome out = make_agent(unlimited, *p).start(new_run());
+  EXPECT_EQ(out.reason, ExitReason::kTurnsExhausted);
+  EXPECT_EQ(out.cost_usd, 0);  // unknown, and counted as nothing
+}
+
+TEST_F(AgentTest, TheCostLimitStopsAShellSessionBeforeTheNextCommand) {
+  for (int i = 0; i < 2; ++i)  // $0.01 each: the limit is passed after the second
+    server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(bash_reply("true"), {1000, 1000})));
+  AgentSetup s = setup(Mode::kShell, 10);
+  s.limits.max_cost_usd = 0.015;
+  auto p = provider("openai:gpt-test");
+  AttemptOutcome out = make_agent(s, *p).start(new_run());
+  EXPECT_EQ(out.reason, ExitReason::kCostLimit);
+  EXPECT_EQ(out.turns, 2);
+  EXPECT_EQ(server_.request_count(), 2u);
+}
+
+TEST_F(AgentTest, TheTimeLimitStopsAShellSessionBeforeTheNextCommand) {
+  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(bash_reply("sleep 0.6"))));
+  AgentSetup s = setup(Mode::kShell, 10);
+  s.limits.max_seconds = 0.5;
+  auto p = provider("openai:gpt-test");
+  AttemptOutcome out = make_agent(s, *p).start(new_run());
+  EXPECT_EQ(out.reason, ExitReason::kTimeLimit);
+  EXPECT_EQ(out.turns, 1);
+  EXPECT_EQ(store_.attempt(out.attempt_id)->exit_reason, "time_limit");
 }
 
 }  // namespace

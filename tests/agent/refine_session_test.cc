@@ -14,12 +14,15 @@ const char* kWrong = "// v2: forgets the peer's half\n#include \"mgk/solution.h\
 const char* kSlow = "// v3: correct, copy engine\n#include \"mgk/solution.h\"\n";
 const char* kFast = "// v4: correct, one-shot pull\n#include \"mgk/solution.h\"\n";
 
-// Compiles with the real nvcc when there is one (the evaluator's own compile step); else
-// answers as nvcc would.
+// Compiles with the real nvcc (the evaluator's own compile step). mgk is not built without
+// the CUDA toolkit, so a missing nvcc is a broken test machine: the test fails, it does not
+// fall back to a canned compiler message.
 ScriptedJudge::Step real_compile_step() {
   return [](const std::filesystem::path& file) {
-    if (eval::nvcc_path().empty() || !std::filesystem::exists(eval::nvcc_path()))
-      return compile_error_result("kernel.cu(2): error: expected a \";\"");
+    if (eval::nvcc_path().empty() || !std::filesystem::exists(eval::nvcc_path())) {
+      ADD_FAILURE() << "nvcc not found at '" << eval::nvcc_path() << "' (set MGK_NVCC)";
+      return compile_error_result("");
+    }
     eval::CompileRequest req;
     req.source = file;
     eval::CompileResult c = eval::compile(req);
@@ -58,7 +61,7 @@ TEST_F(AgentTest, ARefineSessionFixesItsWayToAFastKernelOverOpenAI) {
   EXPECT_DOUBLE_EQ(*out.best_speedup, 1.2);
   EXPECT_EQ(judge_.judged_sources, (std::vector<std::string>{kBroken, kWrong, kSlow, kFast}));
   EXPECT_EQ(judge_.judged_files[0], out.sandbox_dir / "kernel_turn1.cu");
-  EXPECT_EQ(out.sandbox_dir, home_.path() / "sandboxes" / std::to_string(out.attempt_id));
+  EXPECT_EQ(out.sandbox_dir, sandbox_of(out.attempt_id));
 
   // What the model was told, turn by turn.
   auto requests = server_.requests();
@@ -90,16 +93,14 @@ TEST_F(AgentTest, ARefineSessionFixesItsWayToAFastKernelOverOpenAI) {
   EXPECT_EQ(summary->prompt_version, prompts_.version());
   EXPECT_EQ(summary->turns, 4);
   EXPECT_EQ(summary->best_kernel_hash, store_.put_kernel(kFast));
-  int64_t in = 0, out_tokens = 0, cached = 0, reasoning = 0;
-  double cost = 0;
-  for (const auto& u : usage) {
-    in += u.input, out_tokens += u.output, cached += u.cached, reasoning += u.reasoning;
-    cost += ((u.input - u.cached) * 2.0 + u.cached * 0.5 + u.output * 8.0) / 1e6;
-  }
-  EXPECT_EQ(summary->tokens_in, in);
-  EXPECT_EQ(summary->tokens_out, out_tokens);
-  EXPECT_EQ(summary->tokens_cached, cached);
-  EXPECT_EQ(summary->tokens_reasoning, reasoning);
+  // The sums of the four usages above, and their cost at $2 in, $0.50 cached, $8 out per
+  // million: uncached 1200 + 1476 + 1852 + 2128 = 6656 tokens, cached 6144, out 3050:
+  // 0.013312 + 0.003072 + 0.0244 = $0.040784.
+  const double cost = 0.040784;
+  EXPECT_EQ(summary->tokens_in, 12800);
+  EXPECT_EQ(summary->tokens_out, 3050);
+  EXPECT_EQ(summary->tokens_cached, 6144);
+  EXPECT_EQ(summary->tokens_reasoning, 150);
   EXPECT_NEAR(summary->cost_usd, cost, 1e-12);
   EXPECT_NEAR(out.cost_usd, cost, 1e-12);
 
@@ -141,7 +142,8 @@ TEST_F(AgentTest, ARefineSessionOverAnthropicKeepsTheSystemPromptTopLevel) {
   auto requests = server_.requests();
   ASSERT_EQ(requests.size(), 2u);
   EXPECT_EQ(requests[1].path, "/v1/messages");
-  EXPECT_EQ(requests[1].json["system"], "SYSTEM PROMPT for the test");
+  EXPECT_EQ(requests[1].json["system"][0]["text"], "SYSTEM PROMPT for the test");
+  EXPECT_EQ(requests[1].json["system"][0]["cache_control"]["type"], "ephemeral");
   const auto& msgs = requests[1].json["messages"];
   EXPECT_EQ(roles(msgs), (std::vector<std::string>{"user", "assistant", "user"}));
   EXPECT_NE(std::string(msgs[2]["content"].is_string() ? msgs[2]["content"].get<std::string>()
@@ -154,8 +156,27 @@ TEST_F(AgentTest, ARefineSessionOverAnthropicKeepsTheSystemPromptTopLevel) {
   EXPECT_EQ(summary->tokens_in, 500 + 700 + 300 + 100);
   EXPECT_EQ(summary->tokens_cached, 300);
   EXPECT_EQ(summary->tokens_out, 40 + 900);
-  double cost = (500 * 2.0 + 40 * 8.0) / 1e6 + (700 * 2.0 + 300 * 0.5 + 100 * 2.5 + 900 * 8.0) / 1e6;
-  EXPECT_NEAR(summary->cost_usd, cost, 1e-12);
+  // $2 in, $0.50 cache read, $2.50 cache write, $8 out per million: 0.00132 + 0.009.
+  EXPECT_NEAR(summary->cost_usd, 0.01032, 1e-12);
+}
+
+// Two stores sharing one MGK_HOME (a Slurm array: one store per task, one home) number
+// their attempts from 1 alike; their sandboxes must not be the same folder.
+TEST_F(AgentTest, StoresSharingAHomeGetSeparateSandboxes) {
+  store::Store other = store::Store::open(home_.path() / "other.db");
+  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(kernel_reply(kSlow))));
+  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(kernel_reply(kFast))));
+  judge_.push(correct_result(1.1, 1.1));
+  judge_.push(correct_result(1.3, 1.3));
+  auto p = provider("openai:gpt-test");
+  AttemptOutcome mine = make_agent(setup(Mode::kRefine, 1), *p).start(new_run());
+  AgentDeps deps{p.get(), &judge_, &other, &prompts_, &interrupt_};
+  AttemptOutcome theirs =
+      Agent(setup(Mode::kRefine, 1), deps).start(other.begin_run({"generate", "test", {}}));
+  ASSERT_EQ(mine.attempt_id, theirs.attempt_id);
+  EXPECT_NE(mine.sandbox_dir, theirs.sandbox_dir);
+  EXPECT_EQ(read_file(mine.sandbox_dir / "best.cu"), kSlow);
+  EXPECT_EQ(read_file(theirs.sandbox_dir / "best.cu"), kFast);
 }
 
 }  // namespace

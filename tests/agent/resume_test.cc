@@ -2,6 +2,9 @@
 // the store kept, and the totals add up over both sessions.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "agent/trajectory.h"
 #include "agent_fixture.h"
 #include "common/error.h"
@@ -66,7 +69,7 @@ TEST_F(AgentTest, AnInterruptedAttemptResumesFromItsStoredConversation) {
   EXPECT_EQ(summary->status, store::Status::kDone);
   EXPECT_EQ(summary->tokens_in, 1000 + 2000 + 3000 + 4000);
   EXPECT_EQ(summary->tokens_out, 100 + 200 + 300 + 400);
-  EXPECT_NEAR(second.cost_usd, (10000 * 2.0 + 1000 * 8.0) / 1e6, 1e-12);
+  EXPECT_NEAR(second.cost_usd, 0.028, 1e-12);  // 10000 in at $2 + 1000 out at $8 per million
   EXPECT_EQ(summary->best_kernel_hash, store_.put_kernel(kV3));  // slowest size 1.2 beats 1.1
   ASSERT_TRUE(second.best_kernel);
   EXPECT_EQ(read_file(*second.best_kernel), kV3);
@@ -97,7 +100,76 @@ TEST_F(AgentTest, ASubmittedAttemptCannotBeResumed) {
   AttemptOutcome out = make_agent(setup(Mode::kShell, 3), *p).start(new_run());
   ASSERT_EQ(out.reason, ExitReason::kSubmitted);
   EXPECT_THROW(make_agent(setup(Mode::kShell, 3), *p).resume(out.attempt_id), UsageError);
-  EXPECT_THROW(make_agent(setup(Mode::kShell, 3), *p).resume(out.attempt_id + 100), UsageError);
+  EXPECT_THROW(make_agent(setup(Mode::kShell, 3), *p).resume(out.attempt_id + 100), NotFoundError);
+}
+
+TEST_F(AgentTest, CtrlCDuringAModelCallEndsItAtOnceAndResumeAsksAgain) {
+  server_.push(test::ScriptedResponse::hang());
+  auto p = provider("openai:gpt-test");
+  std::thread ctrl_c([this] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    interrupt_ = true;
+  });
+  auto started = std::chrono::steady_clock::now();
+  AttemptOutcome first = make_agent(setup(Mode::kRefine, 2), *p).start(new_run());
+  ctrl_c.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
+  EXPECT_EQ(first.reason, ExitReason::kInterrupted);
+  EXPECT_EQ(first.turns, 0);  // nothing came back: no turn
+  EXPECT_EQ(store_.attempt(first.attempt_id)->status, store::Status::kInterrupted);
+
+  // An attempt with no turns resumes from its opening prompt.
+  interrupt_ = false;
+  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(kernel_reply(kV1))));
+  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(kernel_reply(kV2))));
+  judge_.push(mismatch_result());
+  judge_.push(correct_result(1.2, 1.1));
+  AttemptOutcome second = make_agent(setup(Mode::kRefine, 2), *p).resume(first.attempt_id);
+  EXPECT_EQ(second.reason, ExitReason::kTurnsExhausted);
+  EXPECT_EQ(second.turns, 2);
+  auto requests = server_.requests();
+  ASSERT_EQ(requests.size(), 3u);
+  EXPECT_EQ(requests[1].json["messages"], requests[0].json["messages"]);  // the same request
+  auto turns = store_.turns(first.attempt_id);
+  ASSERT_EQ(turns.size(), 2u);
+  EXPECT_EQ(turns[0].messages[0]["content"], "SYSTEM PROMPT for the test");
+}
+
+TEST_F(AgentTest, AShellAttemptInterruptedDuringACommandResumesInShellMode) {
+  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(bash_reply("echo one > a.txt"))));
+  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(bash_reply("sleep 30"))));
+  auto p = provider("openai:gpt-test");
+  std::thread ctrl_c([this] {
+    while (server_.request_count() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the command is running
+    interrupt_ = true;
+  });
+  auto started = std::chrono::steady_clock::now();
+  AttemptOutcome first = make_agent(setup(Mode::kShell, 5), *p).start(new_run());
+  ctrl_c.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(20));
+  EXPECT_EQ(first.reason, ExitReason::kInterrupted);
+  EXPECT_EQ(first.turns, 2);
+  EXPECT_FALSE(first.final_result);  // Ctrl-C: kernel.cu is not judged
+  auto turns = store_.turns(first.attempt_id);
+  ASSERT_EQ(turns.size(), 2u);
+  EXPECT_NE(turns[1].feedback.find("cancelled (interrupted"), std::string::npos) << turns[1].feedback;
+
+  // A refine session cannot take it over; a shell session continues it, in the same sandbox.
+  interrupt_ = false;
+  EXPECT_THROW(make_agent(setup(Mode::kRefine, 5), *p).resume(first.attempt_id), UsageError);
+  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(bash_reply("cat a.txt"))));
+  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(bash_reply("echo MGK_SUBMIT"))));
+  AttemptOutcome second = make_agent(setup(Mode::kShell, 5), *p).resume(first.attempt_id);
+  EXPECT_EQ(second.reason, ExitReason::kSubmitted);
+  EXPECT_EQ(second.turns, 4);
+  EXPECT_EQ(second.sandbox_dir, first.sandbox_dir);
+  auto requests = server_.requests();
+  ASSERT_EQ(requests.size(), 4u);
+  std::string observation = requests[3].json["messages"].back()["content"];
+  EXPECT_NE(observation.find("exit 0"), std::string::npos) << observation;
+  EXPECT_NE(observation.find("one"), std::string::npos) << observation;
+  EXPECT_EQ(requests[2].json["messages"].back()["content"], turns[1].feedback);
 }
 
 TEST(Trajectory, RebuildsTheConversationFromStoredTurns) {

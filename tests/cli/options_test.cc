@@ -24,11 +24,45 @@ TEST(Options, AGpuListMustBeNonNegativeIntegers) {
   }
 }
 
-TEST(Options, GpusAloneSetTheWorldATypedWorldWins) {
+TEST(Options, GpusAloneSetTheWorldATypedWorldMustAgree) {
   EXPECT_EQ(world_from(2, false, {}), 2);
   EXPECT_EQ(world_from(2, false, {0, 1, 2, 3}), 4);
-  EXPECT_EQ(world_from(2, true, {0, 1, 2, 3}), 2);  // the evaluator then names the mismatch
+  EXPECT_EQ(world_from(4, true, {0, 1, 2, 3}), 4);
+  EXPECT_EQ(world_from(3, true, {0, 0, 0}), 3);  // ranks sharing GPU 0
   EXPECT_EQ(world_from(8, true, {}), 8);
+  try {
+    world_from(3, true, {0, 1});
+    ADD_FAILURE() << "--gpus 0,1 --world 3 accepted";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()).find("--world 3 does not match --gpus, which names 2 GPU(s)"), 0u)
+        << e.what();
+  }
+}
+
+TEST(Options, NumbersMustBeFiniteAndInRange) {
+  CLI::App app;
+  double timeout = 20;
+  int iterations = 100;
+  app.add_option("--timeout", timeout)->check(above(0));
+  app.add_option("--iterations", iterations)->check(at_least(1));
+  auto parse = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv(args.rbegin(), args.rend());  // CLI11 parses a reversed vector
+    app.parse(argv);
+  };
+  for (const char* bad : {"-5", "0", "nan", "inf", "-inf", "5x", ""}) {
+    SCOPED_TRACE(bad);
+    try {
+      parse({"--timeout", bad});
+      ADD_FAILURE() << "accepted";
+    } catch (const CLI::ValidationError& e) {
+      EXPECT_EQ(std::string(e.what()), std::string("--timeout: must be a number above 0, not '") + bad + "'");
+    }
+  }
+  EXPECT_THROW(parse({"--iterations", "-3"}), CLI::ValidationError);
+  EXPECT_THROW(parse({"--iterations", "0"}), CLI::ValidationError);
+  parse({"--timeout", "2.5", "--iterations", "1"});
+  EXPECT_EQ(timeout, 2.5);
+  EXPECT_EQ(iterations, 1);
 }
 
 TEST(Options, GroupOptionsRecordWhetherWorldWasTyped) {

@@ -50,12 +50,12 @@ TEST_F(CompileTest, CompilesOnceThenHitsTheCacheAndFlagsChangeTheKey) {
   EXPECT_TRUE(b.ok);
   EXPECT_TRUE(b.cached);
   EXPECT_EQ(a.build_key, b.build_key);
-  EXPECT_EQ(a.source_sha256, b.source_sha256);
+  EXPECT_EQ(a.kernel_hash, b.kernel_hash);
   req.defines = {"VALUE=2.0f"};
   CompileResult c = compile(req);
   EXPECT_TRUE(c.ok) << c.log;
   EXPECT_NE(c.build_key, a.build_key);
-  EXPECT_EQ(c.source_sha256, a.source_sha256) << "the source is the same; only the build differs";
+  EXPECT_EQ(c.kernel_hash, a.kernel_hash) << "the source is the same; only the build differs";
 }
 
 TEST_F(CompileTest, EditingAnIncludedHeaderMakesANewBuild) {
@@ -75,9 +75,9 @@ TEST_F(CompileTest, WhatIsJudgedIsTheBytesThatWereRead) {
   CompileResult a = compile({src, {}, {"VALUE=1.0f"}, {}, "sm_90a", false});
   ASSERT_TRUE(a.ok) << a.log;
   EXPECT_EQ(a.source, std::string(kGood) + "// first\n");
-  EXPECT_EQ(a.source_sha256, sha256_hex(a.source));
+  EXPECT_EQ(a.kernel_hash, sha256_hex(a.source));
   write("k.cu", "edited afterwards");
-  EXPECT_EQ(a.source_sha256, sha256_hex(std::string(kGood) + "// first\n"));
+  EXPECT_EQ(a.kernel_hash, sha256_hex(std::string(kGood) + "// first\n"));
 }
 
 TEST_F(CompileTest, ErrorsCarryTheFileAsGivenAndTheLine) {

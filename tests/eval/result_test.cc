@@ -16,7 +16,7 @@ EvalResult sample() {
   r.problem = "collectives/all_reduce";
   r.world_size = 2;
   r.gpus = {0, 1};
-  r.source_sha256 = "abc123";
+  r.kernel_hash = "abc123";
   r.build_key = "def456";
   r.isolation = "namespaces";
   r.timed = true;

@@ -50,6 +50,19 @@ TEST_F(AnthropicMessagesTest, NormalReplyGivesTextTokensAndExactCost) {
   EXPECT_DOUBLE_EQ(reply.cost_usd, 0.009975);
 }
 
+TEST_F(AnthropicMessagesTest, ADatedModelNameIsBilledAtItsFamilysPrice) {
+  ScriptedServer server({ScriptedResponse::json(
+      200, mgk::test::anthropic_message_reply("ok", {.input = 1000, .output = 100}))});
+  Config config = test::config_for(server, waits_);
+  auto provider = make_provider("anthropic:claude-sonnet-4-5-20250929", config);
+  ASSERT_TRUE(provider->price());
+  EXPECT_EQ(provider->price()->entry, "claude-sonnet-4-5");
+  Request request;
+  request.messages = {{"user", "write it"}};
+  // 1000 * $3 + 100 * $15 per million.
+  EXPECT_DOUBLE_EQ(provider->complete(request).cost_usd, 0.0045);
+}
+
 TEST_F(AnthropicMessagesTest, RequestHasTopLevelSystemMaxTokensAndHeaders) {
   ScriptedServer server({ScriptedResponse::json(200, mgk::test::anthropic_message_reply("ok"))});
   Config config = test::config_for(server, waits_);
@@ -67,12 +80,17 @@ TEST_F(AnthropicMessagesTest, RequestHasTopLevelSystemMaxTokensAndHeaders) {
   EXPECT_EQ(sent.header("anthropic-version"), "2023-06-01");
   EXPECT_EQ(sent.header("authorization"), "");
   EXPECT_EQ(sent.json["model"], "claude-haiku-4-5");
-  EXPECT_EQ(sent.json["system"], "You write CUDA.");
+  // Prompt caching: the system prompt and the conversation so far are cache breakpoints.
+  const json cached = {{"type", "ephemeral"}};
+  EXPECT_EQ(sent.json["system"],
+            json::array({{{"type", "text"}, {"text", "You write CUDA."}, {"cache_control", cached}}}));
   EXPECT_EQ(sent.json["max_tokens"], 2048);
   EXPECT_DOUBLE_EQ(sent.json["temperature"].get<double>(), 0.5);
-  json expected_messages = json::array({{{"role", "user"}, {"content", "first"}},
-                                        {{"role", "assistant"}, {"content", "draft"}},
-                                        {{"role", "user"}, {"content", "again"}}});
+  json expected_messages = json::array(
+      {{{"role", "user"}, {"content", "first"}},
+       {{"role", "assistant"}, {"content", "draft"}},
+       {{"role", "user"},
+        {"content", json::array({{{"type", "text"}, {"text", "again"}, {"cache_control", cached}}})}}});
   EXPECT_EQ(sent.json["messages"], expected_messages);
   EXPECT_FALSE(sent.json.contains("thinking"));
 }

@@ -41,9 +41,11 @@ TEST(Config, BuiltinsHaveThePresetsAndSdkDefaults) {
   EXPECT_EQ(c.timeout_s, 600);
   EXPECT_EQ(c.connect_timeout_s, 5);
   EXPECT_EQ(c.max_retries, 2);
-  ASSERT_NE(c.price("openai", "gpt-4o"), nullptr);
-  EXPECT_EQ(c.price("openai", "gpt-4o")->output, 10.0);
-  EXPECT_EQ(c.price("vllm", "some-local-model"), nullptr);
+  ASSERT_TRUE(c.price("openai", "gpt-4o"));
+  EXPECT_EQ(c.price("openai", "gpt-4o")->price.output, 10.0);
+  EXPECT_TRUE(c.price("openai", "gpt-4o")->exact);
+  EXPECT_FALSE(c.price("vllm", "some-local-model"));
+  EXPECT_EQ(c.max_reply_bytes, 64u << 20);
 }
 
 TEST(Config, FileOverridesFieldsAddsEndpointsAndPrices) {
@@ -54,7 +56,8 @@ TEST(Config, FileOverridesFieldsAddsEndpointsAndPrices) {
     },
     "prices": {"gpt-4o": {"input": 1, "output": 2},
                "lab:claude-x": {"input": 3, "cached_input": 0.5, "output": 4, "cache_write": 5}},
-    "defaults": {"timeout_s": 120, "connect_timeout_s": 2.5, "max_retries": 5}
+    "defaults": {"timeout_s": 120, "connect_timeout_s": 2.5, "max_retries": 5,
+                 "max_reply_mib": 16}
   })", "test.json");
   EXPECT_EQ(c.endpoint("openai").base_url, "https://proxy.example/v1");
   EXPECT_EQ(c.endpoint("openai").api_key_env, "OPENAI_API_KEY");  // kept from the preset
@@ -62,14 +65,55 @@ TEST(Config, FileOverridesFieldsAddsEndpointsAndPrices) {
   EXPECT_EQ(c.endpoint("lab").kind, ApiKind::kAnthropic);
   EXPECT_TRUE(c.endpoint("lab").api_key_required);
   EXPECT_EQ(c.endpoint("lab").base_url_env, "LAB_BASE_URL");
-  EXPECT_EQ(c.price("openai", "gpt-4o")->input, 1);
-  EXPECT_EQ(c.price("openai", "gpt-4o")->cached_input, 1);  // defaults to the input price
-  EXPECT_EQ(c.price("lab", "claude-x")->cache_write, 5);
-  EXPECT_EQ(c.price("other", "claude-x"), nullptr);  // the prefixed entry is only for lab
+  EXPECT_EQ(c.price("openai", "gpt-4o")->price.input, 1);
+  EXPECT_EQ(c.price("openai", "gpt-4o")->price.cached_input, 1);  // defaults to the input price
+  EXPECT_EQ(c.price("lab", "claude-x")->price.cache_write, 5);
+  EXPECT_FALSE(c.price("other", "claude-x"));  // the prefixed entry is only for lab
+  EXPECT_EQ(c.max_reply_bytes, 16u << 20);
   EXPECT_EQ(c.timeout_s, 120);
   EXPECT_EQ(c.connect_timeout_s, 2.5);
   EXPECT_EQ(c.max_retries, 5);
   EXPECT_EQ(c.endpoint("vllm").base_url, "http://localhost:8000/v1");  // untouched presets stay
+}
+
+// Which table entry prices a model name, or "" for none.
+std::string priced_as(const Config& c, const std::string& prefix, const std::string& model) {
+  auto m = c.price(prefix, model);
+  return m ? m->entry : "";
+}
+
+TEST(Config, DatedAndVendorQualifiedNamesArePricedByTheirFamily) {
+  Config c = builtin_config();
+  EXPECT_EQ(priced_as(c, "anthropic", "claude-sonnet-4-5-20250929"), "claude-sonnet-4-5");
+  EXPECT_FALSE(c.price("anthropic", "claude-sonnet-4-5-20250929")->exact);
+  EXPECT_EQ(c.price("anthropic", "claude-sonnet-4-5-20250929")->price.output, 15.0);
+  EXPECT_EQ(priced_as(c, "anthropic", "claude-sonnet-4-20250514"), "claude-sonnet-4");
+  EXPECT_EQ(priced_as(c, "anthropic", "claude-opus-4-1-20250805"), "claude-opus-4-1");
+  EXPECT_EQ(priced_as(c, "anthropic", "claude-3-5-haiku-latest"), "claude-3-5-haiku");
+  EXPECT_EQ(priced_as(c, "openrouter", "anthropic/claude-sonnet-4.5"), "claude-sonnet-4-5");
+  EXPECT_EQ(priced_as(c, "openai", "gpt-4o-2024-08-06"), "gpt-4o");
+  EXPECT_EQ(priced_as(c, "openai", "gpt-4o-mini-2024-07-18"), "gpt-4o-mini");  // the longest
+  EXPECT_EQ(priced_as(c, "openai", "GPT-4.1-Mini"), "gpt-4.1-mini");
+  EXPECT_EQ(priced_as(c, "openrouter", "openai/gpt-5"), "gpt-5");
+  // A family ends at a '-': o3 does not price "o3x", gpt-4o does not price gpt-4.
+  EXPECT_EQ(priced_as(c, "openai", "o3x"), "");
+  EXPECT_EQ(priced_as(c, "openai", "gpt-4"), "");
+  // Another endpoint's entry does not count: DeepSeek's own price is not OpenRouter's.
+  EXPECT_EQ(priced_as(c, "openrouter", "deepseek/deepseek-chat"), "");
+  EXPECT_EQ(priced_as(c, "deepseek", "deepseek-chat"), "deepseek:deepseek-chat");
+  EXPECT_EQ(priced_as(c, "together", "meta-llama/Llama-3.3-70B-Instruct-Turbo"), "");
+  EXPECT_EQ(priced_as(c, "vllm", "qwen"), "");
+}
+
+TEST(Config, TheConfigCanPriceAnyModelAndItsFamily) {
+  Config c = parse_config(R"({"prices": {
+      "together:meta-llama/Llama-3.3-70B-Instruct-Turbo": {"input": 0.88, "output": 0.88},
+      "vllm:qwen3": {"input": 0, "output": 0}}})", "test.json");
+  EXPECT_EQ(priced_as(c, "together", "meta-llama/Llama-3.3-70B-Instruct-Turbo"),
+            "together:meta-llama/Llama-3.3-70B-Instruct-Turbo");
+  EXPECT_EQ(c.price("together", "meta-llama/Llama-3.3-70B-Instruct-Turbo")->price.input, 0.88);
+  EXPECT_EQ(priced_as(c, "vllm", "qwen3-32b"), "vllm:qwen3");  // free, and known to be
+  EXPECT_EQ(priced_as(c, "sglang", "qwen3-32b"), "");
 }
 
 TEST(Config, NullKeyMakesAnEndpointKeyless) {

@@ -2,10 +2,16 @@
 // runs once against an OpenAI-style and once against an Anthropic-style endpoint.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <ctime>
+#include <thread>
 
+#include "common/interrupt.h"
 #include "common/log.h"
+#include "common/file.h"
+#include "process/run.h"
+#include "support/test_paths.h"
 #include "llm/api_error.h"
 #include "llm/provider.h"
 #include "llm_test_env.h"
@@ -353,6 +359,82 @@ TEST_P(ProviderRetryTest, TheKeyIsNeverLogged) {
   ASSERT_EQ(requests.size(), 3u);
   EXPECT_EQ(anthropic() ? requests[0].header("x-api-key") : requests[0].header("authorization"),
             anthropic() ? key : "Bearer " + key);
+}
+
+// Ctrl-C raises the request's cancel flag from another thread, `after` from now.
+class CtrlC {
+ public:
+  explicit CtrlC(std::chrono::milliseconds after)
+      : thread_([this, after] {
+          std::this_thread::sleep_for(after);
+          flag = true;
+        }) {}
+  ~CtrlC() { thread_.join(); }
+  std::atomic<bool> flag{false};
+
+ private:
+  std::thread thread_;
+};
+
+TEST_P(ProviderRetryTest, CtrlCEndsACallThatIsWaitingForTheReply) {
+  ScriptedServer server({ScriptedResponse::hang()});
+  auto p = provider(server, /*timeout_s=*/60);
+  CtrlC ctrl_c(std::chrono::milliseconds(300));
+  Request r = hello();
+  r.cancel = &ctrl_c.flag;
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW(p->complete(r), Interrupted);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_EQ(server.request_count(), 1u);
+}
+
+TEST_P(ProviderRetryTest, CtrlCEndsTheWaitBeforeARetry) {
+  ScriptedServer server({error(429, "rate_limit_error", "slow down", {{"retry-after", "30"}}),
+                         ok("too late")});
+  auto p = provider(server);
+  config_.sleep = nullptr;  // a real wait, of the 30 s the server asks for
+  p = make_provider(spec(), config_);
+  CtrlC ctrl_c(std::chrono::milliseconds(300));
+  Request r = hello();
+  r.cancel = &ctrl_c.flag;
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW(p->complete(r), Interrupted);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_EQ(server.request_count(), 1u);  // the retry was never sent
+}
+
+TEST_P(ProviderRetryTest, AReplyPastTheSizeCapIsRefusedNotReadWhole) {
+  std::string huge = std::string(3 << 20, ' ');  // 3 MiB of padding around a valid reply
+  ScriptedServer server({ScriptedResponse::text(200, "{\"pad\": \"" + huge + "\"}")});
+  config_ = test::config_for(server, waits_);
+  config_.max_reply_bytes = 1 << 20;
+  auto p = make_provider(spec(), config_);
+  ApiError e = expect_error(*p);
+  EXPECT_EQ(e.kind(), ApiError::Kind::kMalformedReply);
+  EXPECT_EQ(e.attempts(), 1);  // not retried: it would be as large again
+  EXPECT_EQ(server.request_count(), 1u);
+  EXPECT_NE(std::string(e.what()).find("is too large: the reply passed 1 MiB (decompressed)"),
+            std::string::npos)
+      << e.what();
+}
+
+TEST_P(ProviderRetryTest, AGzipBombIsCutAtTheCapAfterDecompression) {
+  // 64 MiB of zeros gzip to about 64 KiB: small on the wire, huge once inflated.
+  // (Into a file: a process's captured output is text, made valid UTF-8.)
+  mgk::test::TempDir dir("mgk-gzip");
+  const auto file = dir.path() / "bomb.gz";
+  auto gz = process::run_tool({"sh", "-c", "head -c 67108864 /dev/zero | gzip -c > " + file.string()},
+                              std::chrono::seconds(60));
+  ASSERT_EQ(gz.exit_code, 0) << gz.output;
+  const std::string bomb = read_file(file);
+  ASSERT_LT(bomb.size(), 1u << 20);
+  ScriptedServer server({ScriptedResponse::text(200, bomb).with_header("Content-Encoding", "gzip")});
+  config_ = test::config_for(server, waits_);
+  config_.max_reply_bytes = 4 << 20;
+  auto p = make_provider(spec(), config_);
+  ApiError e = expect_error(*p);
+  EXPECT_EQ(e.kind(), ApiError::Kind::kMalformedReply);
+  EXPECT_NE(std::string(e.what()).find("passed 4 MiB (decompressed)"), std::string::npos) << e.what();
 }
 
 INSTANTIATE_TEST_SUITE_P(BothApis, ProviderRetryTest,

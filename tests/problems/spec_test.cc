@@ -22,6 +22,26 @@ nlohmann::json minimal() {
   })json");
 }
 
+TEST(Spec, ASizeThatOverflowsIsAnErrorNotANegativeSize) {
+  nlohmann::json j = minimal();
+  j["sizes"][1]["dims"] = {{"N", 4e9}, {"C", "floor(N / W)"}};
+  j["outputs"][1]["shape"] = {"N", "N", "N"};
+  Spec s = parse_spec(j, "cat/p", "/tmp/p");
+  try {
+    resolve(s, "big", "", 2, 0);
+    FAIL() << "4e9 x 4e9 x 4e9 i64 elements should not resolve";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "cat/p tensor idx has shape [4000000000,4000000000,4000000000]: more bytes than 64 "
+              "bits can count; check the size preset's dims");
+  }
+  j["outputs"][1]["shape"] = {"N", "N"};  // 1.6e19 elements: fits no int64 either
+  EXPECT_THROW(resolve(parse_spec(j, "cat/p", "/tmp/p"), "big", "", 2, 0), UsageError);
+  j["outputs"][1]["shape"] = {"N", "200000000"};  // 8e17 elements, 6.4e18 bytes: fits
+  EXPECT_EQ(resolve(parse_spec(j, "cat/p", "/tmp/p"), "big", "", 2, 0).outputs[1].numel,
+            800000000000000000LL);
+}
+
 TEST(Spec, ParsesEveryField) {
   Spec s = parse_spec(minimal(), "cat/p", "/tmp/p");
   EXPECT_EQ(s.category, "cat");

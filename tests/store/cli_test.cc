@@ -2,6 +2,7 @@
 // real store file. Skipped when the mgk target has not been built.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <sstream>
@@ -68,7 +69,7 @@ TEST_F(CliTest, HistoryListsNewestFirstAndFilters) {
 
   Ran none = mgk("history --model 'nobody:*'");
   EXPECT_EQ(none.exit_code, 0);
-  EXPECT_EQ(none.out, "no attempts match\n");
+  EXPECT_EQ(none.out, "nothing matches\n");
 }
 
 TEST_F(CliTest, HistoryBadInputIsOneClearLine) {
@@ -81,15 +82,56 @@ TEST_F(CliTest, HistoryBadInputIsOneClearLine) {
   EXPECT_NE(status.err.find("valid: running, done, interrupted, failed"), std::string::npos);
 
   Ran missing = mgk("--db '" + (dir.path() / "nothing.db").string() + "' history");
-  EXPECT_EQ(missing.exit_code, 64);
+  EXPECT_EQ(missing.exit_code, 5);  // nothing to read there
   EXPECT_NE(missing.err.find("no mgk store at"), std::string::npos) << missing.err;
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "nothing.db"));
+}
+
+// A store this user may read but not write (a colleague's, an archive): history and show
+// read it. As root (who may write anything), mgk runs as nobody to be refused the writes.
+TEST_F(CliTest, AStoreThisUserCannotWriteIsStillRead) {
+  auto folder = dir.path() / "read-only";
+  std::filesystem::create_directory(folder);
+  auto ro_db = folder / "mgk.db";
+  std::filesystem::copy_file(db, ro_db);
+  using std::filesystem::perms;
+  std::filesystem::permissions(dir.path(), perms::owner_all | perms::others_read |
+                                               perms::others_exec | perms::group_read |
+                                               perms::group_exec);
+  std::filesystem::permissions(ro_db, perms::owner_read | perms::group_read | perms::others_read);
+  std::filesystem::permissions(folder, perms::owner_read | perms::owner_exec | perms::group_read |
+                                           perms::group_exec | perms::others_read |
+                                           perms::others_exec);
+  const std::string as_reader =
+      geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : "";
+  auto run = [&](const std::string& args) {
+    auto out = dir.path() / "stdout", err = dir.path() / "stderr";
+    std::string cmd = as_reader + "'" + mgk::test::mgk_binary().string() + "' --db '" +
+                      ro_db.string() + "' " + args + " >'" + out.string() + "' 2>'" +
+                      err.string() + "'";
+    int status = std::system(cmd.c_str());
+    Ran r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+  };
+  Ran history = run("history");
+  Ran show = run("show " + std::to_string(ar));
+  std::filesystem::permissions(folder, perms::owner_all);
+  EXPECT_EQ(history.exit_code, 0) << history.err;
+  EXPECT_NE(history.out.find("tp/ag_gemm"), std::string::npos) << history.out;
+  EXPECT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_NE(show.out.find("collectives/all_reduce"), std::string::npos) << show.out;
 }
 
 TEST_F(CliTest, ShowPrintsTheAttemptTheKernelOrJson) {
   Ran text = mgk("show " + std::to_string(ar));
   ASSERT_EQ(text.exit_code, 0) << text.err;
-  EXPECT_NE(text.out.find("== turn 1"), std::string::npos) << text.out;
+  // Turns count from 1, as `mgk generate` counts them.
+  EXPECT_NE(text.out.find("== turn 1: kernel"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("== turn 2: kernel"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("== turn 0"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("verdict correct"), std::string::npos);
 
   Ran kernel = mgk("show " + std::to_string(ar) + " --kernel");
@@ -103,9 +145,57 @@ TEST_F(CliTest, ShowPrintsTheAttemptTheKernelOrJson) {
   EXPECT_EQ(j["evaluations"].size(), 2u);
 }
 
+// `mgk eval` and `mgk tune` runs have no attempts; history lists them too, by kind.
+TEST_F(CliTest, HistoryListsEvalAndTuneRunsAndShowShowsOne) {
+  int64_t eval_run = 0;
+  {
+    Store store = Store::open(db);
+    eval_run = store.begin_run({"eval", "", {{"problem", "collectives/broadcast"}, {"kernel", "b.cu"}}});
+    std::string k = store.put_kernel("// broadcast by hand\n");
+    auto e = EvaluationRecord::from_result(test::eval_result("correct", {1.25, 1.5}), k);
+    e.run_id = eval_run;
+    store.record_evaluation(e);
+    store.finish_run(eval_run, Status::kDone, {{"verdict", "correct"}});
+    int64_t tune_run = store.begin_run({"tune", "", {{"problem", "collectives/gather"}}});
+    store.finish_run(tune_run, Status::kDone, {{"stop", "max_evals"}, {"best", {{"time_us", 12.5}}}});
+  }
+  Ran all = mgk("history");
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_NE(all.out.find("collectives/broadcast"), std::string::npos) << all.out;
+  EXPECT_NE(all.out.find("tp/ag_gemm"), std::string::npos) << all.out;
+
+  Ran evals = mgk("history --kind eval");
+  ASSERT_EQ(evals.exit_code, 0) << evals.err;
+  EXPECT_NE(evals.out.find("run " + std::to_string(eval_run)), std::string::npos) << evals.out;
+  EXPECT_NE(evals.out.find("done (correct)"), std::string::npos) << evals.out;
+  EXPECT_NE(evals.out.find("1.25x"), std::string::npos) << evals.out;
+  EXPECT_EQ(evals.out.find("tp/ag_gemm"), std::string::npos) << evals.out;
+  EXPECT_EQ(evals.out.find("collectives/gather"), std::string::npos) << evals.out;
+
+  Ran tunes = mgk("history --kind tune --json");
+  ASSERT_EQ(tunes.exit_code, 0) << tunes.err;
+  auto j = nlohmann::json::parse(tunes.out);
+  ASSERT_EQ(j.size(), 1u);
+  EXPECT_EQ(j[0]["row"], "run");
+  EXPECT_EQ(j[0]["kind"], "tune");
+
+  Ran agents = mgk("history --kind generate,bench");
+  EXPECT_EQ(agents.out.find("collectives/broadcast"), std::string::npos) << agents.out;
+  EXPECT_NE(agents.out.find("tp/ag_gemm"), std::string::npos) << agents.out;
+  EXPECT_EQ(mgk("history --kind evals").exit_code, 64);
+
+  Ran shown = mgk("show --run " + std::to_string(eval_run));
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_NE(shown.out.find("run " + std::to_string(eval_run) + ": eval"), std::string::npos) << shown.out;
+  EXPECT_NE(shown.out.find("verdict correct: all sizes matched"), std::string::npos) << shown.out;
+  Ran missing = mgk("show --run 999");
+  EXPECT_EQ(missing.exit_code, 5);
+  EXPECT_NE(missing.err.find("no run 999 in"), std::string::npos) << missing.err;
+}
+
 TEST_F(CliTest, ShowUnknownIdIsOneClearLine) {
   Ran r = mgk("show 999");
-  EXPECT_EQ(r.exit_code, 64);
+  EXPECT_EQ(r.exit_code, 5);  // not found: the command line itself was fine
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err,
             "mgk: error: no attempt 999 in " + db.string() + " ('mgk history' lists them)\n");

@@ -135,7 +135,7 @@ TEST_F(HistoryTest, TableHasOneAlignedLinePerAttempt) {
   // Columns line up: every line has "MODEL" column content starting at the same offset.
   size_t model_col = lines[0].find("MODEL");
   EXPECT_EQ(lines[2].substr(model_col, 18), "anthropic:claude-a");
-  EXPECT_EQ(render_history_table({}), "no attempts match\n");
+  EXPECT_EQ(render_history_table(std::vector<AttemptSummary>{}), "nothing matches\n");
 }
 
 TEST(Formatting, CostAndSpeedup) {
@@ -152,7 +152,7 @@ TEST_F(HistoryTest, ShowTextHasPromptsRepliesEvaluationsAndTheKernel) {
   std::string text = render_attempt(*detail);
   for (const char* expected :
        {"collectives/all_reduce with anthropic:claude-a, refine mode", "done (turns_exhausted)",
-        "== turn 0: kernel, finish stop", "[system]\nYou write multi-GPU kernels.",
+        "== turn 1: kernel, finish stop", "[system]\nYou write multi-GPU kernels.",
         "Turn 1: write all_reduce.", "-- reply --\n```cuda\n// kernel 0",
         "verdict incorrect: output mismatched", "failure (small): output y mismatched on rank 1",
         "first mismatch (small): output 'y' rank 1 index 17: got 3.5, expected 2.25 "

@@ -1,10 +1,14 @@
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <set>
 
 #include "common/error.h"
+#include "common/file.h"
+#include "common/hash.h"
 #include "sample_data.h"
 #include "store/database.h"
+#include "store/migrations.h"
 #include "store/statement.h"
 #include "store/store.h"
 #include "support/test_paths.h"
@@ -145,6 +149,144 @@ TEST_F(MergeTest, AShardFromANewerMgkIsRefusedAndNothingIsCopied) {
   EXPECT_THROW(target.merge_from(shard_b), Error);
   EXPECT_EQ(target.history({}).size(), 1u);
   // The connection is still usable after the failed merge.
+  EXPECT_EQ(target.merge_from(shard_a).runs, 2);
+}
+
+TEST_F(MergeTest, MergingAShardAgainAfterItGrewBringsInWhatIsNew) {
+  auto growing = dir.path() / "growing.db";
+  int64_t run = 0, attempt = 0;
+  std::string kernel;
+  {
+    Store s = Store::open(growing);
+    run = s.begin_run({"generate", "anthropic:claude-test", {}});
+    attempt = s.begin_attempt(test::attempt_start(run, "collectives/broadcast"));
+    kernel = s.put_kernel("// broadcast, first try\n");
+    TurnRecord t0 = test::turn(attempt, 0, 100, 10, 0.25);
+    t0.kernel_hash = kernel;
+    s.record_turn(t0);
+  }
+  Store target = Store::open(target_path);
+  MergeReport first = target.merge_from(growing);
+  EXPECT_EQ(first.runs, 1);
+  EXPECT_EQ(first.turns, 1);
+  HistoryFilter broadcast;
+  broadcast.problem = "collectives/broadcast";
+  ASSERT_EQ(target.history(broadcast).size(), 1u);
+  EXPECT_EQ(target.history(broadcast)[0].status, Status::kRunning);
+
+  {  // The task goes on: a second turn, its evaluation, and the end of attempt and run.
+    Store s = Store::open(growing);
+    TurnRecord t1 = test::turn(attempt, 1, 200, 20, 0.5);
+    t1.kernel_hash = kernel;
+    s.record_turn(t1);
+    auto e = EvaluationRecord::from_result(test::eval_result("correct", {1.25}), kernel);
+    e.attempt_id = attempt;
+    e.turn_index = 1;
+    s.record_evaluation(e);
+    s.finish_attempt(attempt, {Status::kDone, "turns_exhausted", kernel});
+    s.finish_run(run, Status::kDone, {{"attempts", 1}});
+  }
+  MergeReport second = target.merge_from(growing);
+  EXPECT_EQ(second.runs, 0);
+  EXPECT_EQ(second.runs_already_present, 1);
+  EXPECT_EQ(second.runs_updated, 1);
+  EXPECT_EQ(second.attempts, 0);
+  EXPECT_EQ(second.attempts_updated, 1);
+  EXPECT_EQ(second.turns, 1);
+  EXPECT_EQ(second.evaluations, 1);
+
+  auto merged = target.history(broadcast);
+  ASSERT_EQ(merged.size(), 1u);  // the same attempt, not a second copy
+  const AttemptSummary& a = merged[0];
+  EXPECT_EQ(a.status, Status::kDone);
+  EXPECT_EQ(a.exit_reason, "turns_exhausted");
+  EXPECT_EQ(a.turns, 2);
+  EXPECT_EQ(a.tokens_in, 300);
+  EXPECT_DOUBLE_EQ(a.cost_usd, 0.75);
+  EXPECT_EQ(a.best_kernel_hash, kernel);
+  EXPECT_EQ(a.best_speedup, 1.25);
+  auto merged_run = target.run(a.run_id);
+  EXPECT_EQ(merged_run->status, Status::kDone);
+  EXPECT_EQ(merged_run->summary, (nlohmann::json{{"attempts", 1}}));
+  EXPECT_DOUBLE_EQ(merged_run->cost_usd, 0.75);
+  EXPECT_EQ(target.evaluations_of_attempt(a.id).size(), 1u);
+
+  MergeReport third = target.merge_from(growing);  // nothing new now
+  EXPECT_EQ(third.runs_updated + third.attempts_updated + third.turns + third.evaluations, 0);
+}
+
+TEST_F(MergeTest, NothingIsWrittenToTheShard) {
+  {
+    Database db = Database::open(shard_a);
+    db.exec("PRAGMA journal_mode=DELETE");
+  }
+  const std::string before = sha256_hex(read_file(shard_a, "the shard"));
+  Store target = Store::open(target_path);
+  EXPECT_EQ(target.merge_from(shard_a).runs, 2);
+  EXPECT_EQ(sha256_hex(read_file(shard_a, "the shard")), before);
+  for (const char* suffix : {"-wal", "-shm", "-journal"})
+    EXPECT_FALSE(std::filesystem::exists(shard_a.string() + suffix)) << suffix;
+  Database db = Database::open(shard_a, Database::Mode::kReadOnly);
+  EXPECT_EQ(db.pragma("journal_mode"), "delete");
+}
+
+TEST_F(MergeTest, AShardAtAnOlderSchemaIsMigratedInACopyNotInPlace) {
+  auto old_shard = dir.path() / "old.db";
+  {
+    Database db = Database::open(old_shard);
+    migrate(db, schema_migrations().first(1));
+    db.exec(
+        "INSERT INTO runs (uuid, kind, created_at) VALUES ('old-run', 'eval', "
+        "'2026-01-01T00:00:00.000Z')");
+  }
+  const std::string before = sha256_hex(read_file(old_shard, "the shard"));
+  Store target = Store::open(target_path);
+  EXPECT_EQ(target.merge_from(old_shard).runs, 1);
+  EXPECT_EQ(sha256_hex(read_file(old_shard, "the shard")), before);
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
+    EXPECT_EQ(entry.path().string().find(".merge-"), std::string::npos) << entry.path();
+}
+
+TEST_F(MergeTest, ADamagedShardIsBlamedOnItselfAndNothingIsCopied) {
+  {
+    Store a = Store::open(shard_a);
+    for (int i = 0; i < 20; ++i) test::record_sample_attempt(a, "tp/filler_" + std::to_string(i));
+  }
+  {
+    Database db = Database::open(shard_a);
+    db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  }
+  {  // Garbage over the middle of the file, as a bad copy would leave it.
+    std::fstream f(shard_a, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(std::streamoff(std::filesystem::file_size(shard_a) / 2));
+    f << std::string(8192, '\x5a');
+  }
+  Store target = Store::open(target_path);
+  try {
+    target.merge_from(shard_a);
+    FAIL() << "a damaged shard should be refused";
+  } catch (const Error& e) {
+    std::string m = e.what();
+    EXPECT_EQ(m.find("cannot merge " + shard_a.string() + ": the file is damaged"), 0u) << m;
+    EXPECT_EQ(m.find(target_path.string()), std::string::npos) << m;
+  }
+  EXPECT_EQ(target.history({}).size(), 1u);
+}
+
+TEST_F(MergeTest, AMergeFailingPartWayLeavesTheTargetAsItWas) {
+  {  // A turn naming a kernel the shard does not hold: the copy fails at the turns.
+    Database db = Database::open(shard_b);
+    db.exec(
+        "PRAGMA foreign_keys=OFF; UPDATE turns SET kernel_hash = 'no-such-kernel' "
+        "WHERE turn_index = 2");
+  }
+  Store target = Store::open(target_path);
+  EXPECT_THROW(target.merge_from(shard_b), Error);
+  Database db = Database::open(target_path);
+  EXPECT_EQ(count(db, "runs"), 1);
+  EXPECT_EQ(count(db, "attempts"), 1);
+  EXPECT_EQ(count(db, "kernels"), 2);
+  // The connection is usable and a good shard merges.
   EXPECT_EQ(target.merge_from(shard_a).runs, 2);
 }
 

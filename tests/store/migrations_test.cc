@@ -5,6 +5,8 @@
 #include <fstream>
 
 #include "common/error.h"
+#include "common/file.h"
+#include "common/hash.h"
 #include "store/database.h"
 #include "store/statement.h"
 #include "store/store.h"
@@ -79,6 +81,26 @@ TEST(Migrations, NewerFileIsRefusedWithAClearMessage) {
   }
 }
 
+TEST(Migrations, ANegativeVersionIsOneClearErrorNotACrash) {
+  mgk::test::TempDir dir;
+  auto path = dir.path() / "minus.db";
+  {
+    Database db = Database::open(path);
+    db.exec("PRAGMA user_version = -1");
+  }
+  for (auto open : {&Store::open, &Store::open_read_only}) {
+    try {
+      open(path);
+      FAIL() << "a store at version -1 should be refused";
+    } catch (const UsageError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                "the mgk store " + path.string() +
+                    " has schema version -1, which no mgk writes: it is not an mgk store or was "
+                    "changed by hand; use another --db");
+    }
+  }
+}
+
 TEST(Migrations, AFailingStepLeavesTheFileAtThePreviousVersion) {
   const Migration steps[] = {
       {"first", "CREATE TABLE a (x INTEGER);"},
@@ -116,6 +138,35 @@ TEST(Database, UsesWalJournal) {
   EXPECT_TRUE(std::filesystem::exists(dir.path() / "wal.db-wal"));
 }
 
+TEST(Database, WritesAreSynchronousFull) {
+  mgk::test::TempDir dir;
+  Database db = Database::open(dir.path() / "full.db");
+  EXPECT_EQ(db.pragma("synchronous"), "2");  // FULL: a finished write survives power loss
+}
+
+TEST(Database, ReadingOnlyChangesNothingInTheFile) {
+  mgk::test::TempDir dir;
+  auto path = dir.path() / "delete-journal.db";
+  {
+    Store store = Store::open(path);
+    store.begin_run({"eval", "", {}});
+  }
+  {
+    Database db = Database::open(path);
+    db.exec("PRAGMA journal_mode=DELETE");
+  }
+  const std::string before = sha256_hex(read_file(path, "the store"));
+  {
+    Store store = Store::open_read_only(path);
+    EXPECT_TRUE(store.run(1));
+    EXPECT_THROW(store.begin_run({"eval", "", {}}), Error);  // read-only: refused
+  }
+  EXPECT_EQ(sha256_hex(read_file(path, "the store")), before);
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "delete-journal.db-wal"));
+  Database db = Database::open(path, Database::Mode::kReadOnly);
+  EXPECT_EQ(db.pragma("journal_mode"), "delete");
+}
+
 TEST(Database, AFileThatIsNotSqliteIsAUsageError) {
   mgk::test::TempDir dir;
   auto path = dir.path() / "notes.db";
@@ -129,10 +180,10 @@ TEST(Database, AFileThatIsNotSqliteIsAUsageError) {
   }
 }
 
-TEST(Database, OpenExistingRefusesAMissingFileAndCreatesNothing) {
+TEST(Database, OpenReadOnlyRefusesAMissingFileAndCreatesNothing) {
   mgk::test::TempDir dir;
   auto path = dir.path() / "missing.db";
-  EXPECT_THROW(Store::open_existing(path), UsageError);
+  EXPECT_THROW(Store::open_read_only(path), NotFoundError);
   EXPECT_FALSE(std::filesystem::exists(path));
 }
 

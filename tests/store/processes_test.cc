@@ -70,7 +70,7 @@ TEST(Processes, ReadersRunWhileAWriterHoldsTheLock) {
 
   // Under WAL the reader neither waits for the writer nor sees its uncommitted row.
   pid_t child = spawn([&] {
-    Store reader = Store::open_existing(path);
+    Store reader = Store::open_read_only(path);
     bool pending_visible = reader.run(2).has_value();
     return int(reader.history({}).size()) + (pending_visible ? 10 : 0);
   });

@@ -63,10 +63,17 @@ TEST(TuneCli, ShowListsTheStoredTrialsOfThisKernelBestFirst) {
   EXPECT_EQ(list[0]["time_us"], 41.25);
   EXPECT_EQ(list[2]["status"], "compile");
 
+  { store::Store::open(dir.path() / "empty.db"); }
   auto none = mgk::test::run_mgk({"--db", (dir.path() / "empty.db").string(), "tune", kProblem,
                                   kernel.string(), "--show"});
   EXPECT_EQ(none.exit_code, 0);
   EXPECT_NE(none.output.find("no tuning results for"), std::string::npos) << none.output;
+  // --show only reads: a store that is not there is not created, and the exit says so.
+  auto missing = mgk::test::run_mgk({"--db", (dir.path() / "missing.db").string(), "tune", kProblem,
+                                     kernel.string(), "--show"});
+  EXPECT_EQ(missing.exit_code, 5) << missing.output;
+  EXPECT_NE(missing.output.find("no mgk store at"), std::string::npos) << missing.output;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "missing.db"));
 }
 
 TEST(TuneCli, UsageErrorsExitWith64AndSayWhatToFix) {
@@ -86,7 +93,10 @@ TEST(TuneCli, UsageErrorsExitWith64AndSayWhatToFix) {
       {{"tune", kProblem, good, "--size", "huge"}, "no size preset 'huge'"},
       {{"tune", "collectives/nope", good}, "collectives/nope"},
       {{"tune", kProblem, (dir.path() / "missing.cu").string()}, "cannot read kernel file"},
-      {{"tune", kProblem, good, "--max-evals", "0"}, "--max-evals must be at least 1"},
+      {{"tune", kProblem, good, "--max-evals", "0"}, "--max-evals: must be a number of at least 1, not '0'"},
+      {{"tune", kProblem, good, "--max-evals", "-3"}, "--max-evals: must be a number of at least 1, not '-3'"},
+      {{"tune", kProblem, good, "--timeout", "nan"}, "--timeout: must be a number above 0, not 'nan'"},
+      {{"tune", kProblem, good, "--gpus", "0,1", "--world", "3"}, "--world 3 does not match --gpus"},
   };
   for (const auto& c : cases) {
     std::vector<std::string> args = {"--db", db};

@@ -52,6 +52,30 @@ TEST(EvalObjective, TheObjectiveIsTheCandidateMedianAtTheChosenSize) {
   EXPECT_NE(missing.message.find("no candidate timing for size 'large'"), std::string::npos);
 }
 
+// A size crossover (a knob whose best value differs between small and large) can only be
+// tuned over several sizes at once.
+TEST(EvalObjective, OverSeveralSizesTheObjectiveIsTheGeometricMeanOfTheMedians) {
+  EXPECT_EQ(tuning_sizes("small,,large,small"), (std::vector<std::string>{"small", "large"}));
+  EXPECT_EQ(tuning_sizes("medium"), (std::vector<std::string>{"medium"}));
+  eval::EvalResult r = result(eval::Verdict::kCorrect, "correct");
+  r.sizes = {timed("small", 4.0), timed("medium", 36.0), timed("large", 900.0)};
+  Measurement m = measurement_from(r, "small,large");
+  EXPECT_EQ(m.status, TrialStatus::kOk);
+  EXPECT_DOUBLE_EQ(m.time_us, 60.0);  // sqrt(4 * 900)
+  EXPECT_EQ(m.message, "");
+  Measurement missing = measurement_from(r, "small,xl");
+  EXPECT_EQ(missing.status, TrialStatus::kError);
+  EXPECT_NE(missing.message.find("no candidate timing for size 'xl'"), std::string::npos);
+
+  SearchSpace space = parse_markers("// mgk:tune A 1 2\n");
+  eval::EvalOptions options;
+  options.problem = "collectives/all_reduce";
+  EvalObjective objective(space, options, "small,large");
+  // Checked at the sizes it is timed at, which are two already.
+  EXPECT_EQ(objective.base().sizes, (std::vector<std::string>{"small", "large"}));
+  EXPECT_THROW(EvalObjective(space, options, "small,huge"), UsageError);
+}
+
 TEST(EvalObjective, FailuresCarryOneLineSayingWhy) {
   eval::EvalResult compile = result(eval::Verdict::kCompileError, "nvcc failed");
   compile.compile_log = "kernel.cu(12): warning: unused\nkernel.cu(40): error: identifier "

@@ -63,7 +63,10 @@ TEST(Tuner, SpendsTheBudgetAndReportsTheFastestCorrectTrial) {
   EXPECT_EQ(r.best->trial.time_us, fastest);
   EXPECT_EQ(r.best->trial.status, TrialStatus::kOk);
   EXPECT_EQ(r.failed, failed);
-  EXPECT_EQ(r.best->trial.key.params, r.best->trial.key.params);
+  // The best trial is the best configuration's: its key names that configuration and its
+  // time is what the landscape gives there.
+  EXPECT_EQ(r.best->trial.key.params, test::landscape_space().canonical(r.best->config));
+  EXPECT_DOUBLE_EQ(r.best->trial.time_us, Landscape::measure(r.best->config).time_us);
   EXPECT_EQ(r.best->trial.key.context, context());
 }
 

@@ -1,0 +1,177 @@
+// The subcommands as a user runs them (the built mgk binary, real files, no GPU needed):
+// option checks, where the store and the cache live, --json, the problems list.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "common/env.h"
+#include "common/file.h"
+#include "common/hash.h"
+#include "store/store.h"
+#include "support/mgk_cli.h"
+#include "support/test_paths.h"
+
+namespace mgk::cli {
+namespace {
+
+using mgk::test::CliResult;
+using mgk::test::run_mgk;
+
+class Commands : public ::testing::Test {
+ protected:
+  // A clean environment: no MGK_DB / MGK_HOME (empty counts as unset), XDG folders here.
+  std::map<std::string, std::string> env() {
+    return {{"MGK_DB", ""},
+            {"MGK_HOME", ""},
+            {"XDG_DATA_HOME", (dir_.path() / "data").string()},
+            {"XDG_CACHE_HOME", (dir_.path() / "cache").string()},
+            {"OPENAI_API_KEY", "sk-unused"}};
+  }
+  std::filesystem::path kernel() const { return mgk::test::tests_dir() / "gpu/candidates/all_reduce.cu"; }
+  mgk::test::TempDir dir_{"mgk-commands"};
+};
+
+TEST_F(Commands, EachBadNumberIsOneErrorNamingItsOption) {
+  const std::string k = kernel().string();
+  struct Case {
+    std::vector<std::string> args;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {{"eval", "collectives/all_reduce", k, "--timeout", "-5"}, "--timeout: must be a number above 0, not '-5'"},
+      {{"eval", "collectives/all_reduce", k, "--timeout", "nan"}, "--timeout: must be a number above 0, not 'nan'"},
+      {{"eval", "collectives/all_reduce", k, "--iterations", "-3"},
+       "--iterations: must be a number of at least 1, not '-3'"},
+      {{"eval", "collectives/all_reduce", k, "--gpus", "0,1", "--world", "3"},
+       "--world 3 does not match --gpus, which names 2 GPU(s)"},
+      {{"generate", "--problem", "collectives/all_reduce", "--model", "openai:gpt-4o", "--max-tokens", "0"},
+       "--max-tokens: must be a number of at least 1, not '0'"},
+      {{"generate", "--problem", "collectives/all_reduce", "--model", "openai:gpt-4o", "--max-cost", "-1"},
+       "--max-cost: must be a number of at least 0, not '-1'"},
+      {{"generate", "--problem", "collectives/all_reduce", "--model", "openai:gpt-4o", "--command-timeout", "-5"},
+       "--command-timeout: must be a number above 0, not '-5'"},
+  };
+  for (const auto& c : cases) {
+    CliResult r = run_mgk(c.args, env());
+    SCOPED_TRACE(r.output);
+    EXPECT_EQ(r.exit_code, 64);
+    EXPECT_EQ(r.output.find("mgk: error: " + c.expected), 0u);
+  }
+}
+
+TEST_F(Commands, EvalChecksTheStoreBeforeEvaluating) {
+  auto env_bad_db = env();
+  env_bad_db["MGK_DB"] = (dir_.path() / "no/such/folder/mgk.db").string();
+  CliResult r = run_mgk({"eval", "collectives/all_reduce", kernel().string(), "--compile-only"}, env_bad_db);
+  EXPECT_EQ(r.exit_code, 64) << r.output;
+  EXPECT_NE(r.output.find("cannot create the mgk store"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("verdict"), std::string::npos) << "it evaluated before checking the store";
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() / "cache/mgk/cache")) << "it compiled";
+}
+
+// The store and the compile cache follow XDG, not the working directory; `kernel_hash`
+// means the SHA-256 of the kernel source in what eval prints and what it stores.
+TEST_F(Commands, EvalUsesTheXdgFoldersAndNamesTheSourceHashKernelHash) {
+  CliResult r = run_mgk({"eval", "collectives/all_reduce", kernel().string(), "--compile-only", "--json"}, env());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string source_hash = sha256_hex(read_file(kernel()));
+  nlohmann::json printed = r.json();
+  ASSERT_FALSE(printed.is_null()) << r.output;
+  EXPECT_EQ(printed["verdict"], "compiled");
+  EXPECT_EQ(printed["kernel_hash"], source_hash);
+  ASSERT_TRUE(printed.contains("build_key"));
+  EXPECT_NE(printed["build_key"], source_hash);  // the compile-cache key is another thing
+  const std::string key = printed["build_key"];
+  EXPECT_TRUE(std::filesystem::exists(dir_.path() / "cache/mgk/cache" / key.substr(0, 2) / key / "kernel.so"));
+
+  const auto db = dir_.path() / "data/mgk/mgk.db";
+  ASSERT_TRUE(std::filesystem::exists(db));
+  store::Store s = store::Store::open_read_only(db);
+  auto runs = s.runs_without_attempts({});
+  ASSERT_EQ(runs.size(), 1u);
+  auto evaluations = s.evaluations_of_run(runs[0].id);
+  ASSERT_EQ(evaluations.size(), 1u);
+  EXPECT_EQ(evaluations[0].kernel_hash, source_hash);
+  EXPECT_EQ(evaluations[0].result["kernel_hash"], source_hash);
+  EXPECT_EQ(evaluations[0].result["build_key"], key);
+  EXPECT_EQ(s.kernel_source(source_hash), read_file(kernel()));
+}
+
+TEST_F(Commands, DoctorSpeaksJsonAndNamesTheDefaultStore) {
+  CliResult r = run_mgk({"doctor", "--json"}, env());
+  nlohmann::json j = r.json();
+  ASSERT_FALSE(j.is_null()) << r.output;
+  ASSERT_TRUE(j["checks"].is_array());
+  int failures = 0;
+  bool store_named = false;
+  for (const auto& c : j["checks"]) {
+    failures += c["status"] == "fail";
+    if (c["what"] == "store: " + (dir_.path() / "data/mgk/mgk.db").string()) store_named = c["status"] == "ok";
+  }
+  EXPECT_EQ(j["failures"], failures);
+  EXPECT_TRUE(store_named) << r.output;
+  EXPECT_EQ(r.exit_code, failures ? 3 : 0);
+}
+
+TEST_F(Commands, ProblemsShowSpeaksJson) {
+  CliResult r = run_mgk({"problems", "show", "collectives/all_reduce", "--json", "--world", "4"}, env());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  nlohmann::json j = r.json();
+  ASSERT_FALSE(j.is_null()) << r.output;
+  EXPECT_EQ(j["name"], "collectives/all_reduce");
+  EXPECT_EQ(j["world"], 4);
+  ASSERT_FALSE(j["sizes"].empty());
+  EXPECT_EQ(j["sizes"][0]["ranks"].size(), 3u);  // the first, the second and the last rank
+  EXPECT_FALSE(j["sizes"][0]["ranks"][0]["inputs"].empty());
+}
+
+// A copy of the suite with one problem.json broken.
+TEST_F(Commands, OneBrokenProblemIsNamedAndTheRestAreListedInColumns) {
+  const auto root = dir_.path() / "root";
+  std::filesystem::create_directories(root);
+  std::filesystem::copy(root_dir() / "problems", root / "problems", std::filesystem::copy_options::recursive);
+  std::ofstream(root / "problems/collectives/broadcast/problem.json") << "{ not json";
+  auto e = env();
+  e["MGK_ROOT"] = root.string();
+  CliResult r = run_mgk({"problems"}, e);
+  EXPECT_EQ(r.exit_code, 64) << r.output;
+  EXPECT_NE(r.output.find("collectives/all_reduce"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("mgk: error: problem collectives/broadcast could not be read: "), std::string::npos)
+      << r.output;
+  // Columns: every cell is followed by at least two spaces, however long the names.
+  std::istringstream lines(r.output);
+  std::string header;
+  std::getline(lines, header);
+  const size_t title_at = header.find("title");
+  ASSERT_NE(title_at, std::string::npos) << r.output;
+  for (std::string line; std::getline(lines, line) && line.rfind("collectives/", 0) == 0;) {
+    EXPECT_EQ(line.substr(title_at - 2, 2), "  ") << line;
+    EXPECT_NE(line[title_at], ' ') << line;
+  }
+}
+
+TEST_F(Commands, CalibrateShowReadsTheStoreWithoutAGpu) {
+  const auto db = dir_.path() / "data/mgk/mgk.db";
+  std::filesystem::create_directories(db.parent_path());
+  {
+    store::Store s = store::Store::open(db);
+    s.record_calibration({"NVIDIA H200", 2, "13000"},
+                         {{"gpus", {{{"gpu", 0}, {"name", "NVIDIA H200"}, {"hbm_bytes_per_s", 4.2e12},
+                                     {"bf16_flops_per_s", 7.5e14}}}},
+                          {"pairs", nlohmann::json::array()}});
+  }
+  CliResult r = run_mgk({"calibrate", "--show"}, env());
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("2 x NVIDIA H200, CUDA driver 13.0:"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("GPU 0 NVIDIA H200: HBM 4200 GB/s"), std::string::npos) << r.output;
+
+  auto empty_env = env();
+  empty_env["MGK_DB"] = (dir_.path() / "empty.db").string();
+  { store::Store::open(dir_.path() / "empty.db"); }
+  CliResult none = run_mgk({"calibrate", "--show"}, empty_env);
+  EXPECT_EQ(none.exit_code, 5) << none.output;  // nothing to show, not a bad command line
+  EXPECT_NE(none.output.find("no calibration stored in"), std::string::npos) << none.output;
+}
+
+}  // namespace
+}  // namespace mgk::cli
