@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <fstream>
 #include <mutex>
 #include <regex>
@@ -19,10 +20,6 @@ namespace mgk::eval {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-// Comments blanked out, so prose ("faster than NCCL") is not code; string and char literals
-// too unless `keep_strings` (inline PTX lives in strings).
 std::string strip_comments(const std::string& s, bool keep_strings) {
   std::string out;
   out.reserve(s.size());
@@ -58,6 +55,8 @@ std::string strip_comments(const std::string& s, bool keep_strings) {
   }
   return out;
 }
+
+namespace {
 
 std::string tree_digest(const fs::path& dir) {
   if (!fs::is_directory(dir)) return "";
@@ -158,9 +157,10 @@ CompileResult compile(const CompileRequest& req) {
     return r;
   }
   fs::create_directories(dir);
-  // Build under a private name, then rename: concurrent compiles of one key never see a
-  // half-written library.
-  fs::path tmp = dir / ("kernel.so.tmp." + std::to_string(getpid()));
+  // Build under a private name, then rename: concurrent compiles of one key (other
+  // processes, or other threads of a bench) never see a half-written library.
+  static std::atomic<unsigned> builds{0};
+  fs::path tmp = dir / ("kernel.so.tmp." + std::to_string(getpid()) + "." + std::to_string(builds++));
   std::vector<std::string> argv = {nvcc_path()};
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.push_back("-o");

@@ -38,6 +38,11 @@ CompileResult compile_candidate(const EvalOptions& options);
 // removed; empty when none. (NCCL, dynamic loading, the oracle, NVLink multicast.)
 std::string policy_violation(const std::string& source, bool is_reference);
 
+// The source with comments blanked out, so prose ("faster than NCCL") is not code; string
+// and char literals too unless `keep_strings` (inline PTX lives in strings). Line breaks
+// are kept, so positions still name the same line.
+std::string strip_comments(const std::string& source, bool keep_strings);
+
 std::string nvcc_path();
 
 }  // namespace mgk::eval
