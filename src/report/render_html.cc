@@ -66,7 +66,7 @@ std::string plots(const std::vector<RunReport>& runs) {
       auto curve = fast_p_curve(r.results, r.metrics);
       if (curve.empty()) c.notes.push_back(run_name(r) + ": no curve: " + r.metrics.timing);
       else curve.emplace_back(curve.back().first * 1.1 + 0.1, curve.back().second);
-      series.push_back({run_name(r), curve, false});
+      series.push_back({run_name(r), curve, false, ""});
     }
     out += svg::line_chart(c, series, 1.0, true, true);
   }
@@ -74,8 +74,10 @@ std::string plots(const std::vector<RunReport>& runs) {
   {
     svg::Chart c{"plot-pass-at-k", "pass@k and compiles@k", "k (samples drawn)", "problems", {}};
     std::vector<svg::Series> series;
-    for (const auto& r : runs) {
-      svg::Series pass{run_name(r) + " pass@k", {}, false}, comp{run_name(r) + " compiles@k", {}, true};
+    for (size_t i = 0; i < runs.size(); ++i) {
+      const RunReport& r = runs[i];
+      svg::Series pass{run_name(r) + " pass@k", {}, false, svg::series_color(i)};
+      svg::Series comp{run_name(r) + " compiles@k", {}, true, svg::series_color(i)};
       for (const AtK& a : r.metrics.suite.pass)
         if (a.value) pass.points.emplace_back(a.k, *a.value);
       for (const AtK& a : r.metrics.suite.compiled)

@@ -35,19 +35,29 @@ std::vector<double> ticks(double max) {
 
 struct Frame {
   double width, plot_width, bottom;  // bottom: y pixel of the x axis
+  double legend_y;                   // where the first legend row goes
   std::string body;
   double x_of(double x, double x_max) const { return kLeft + (x_max > 0 ? x / x_max : 0) * plot_width; }
   double y_of(double y, double y_max) const { return bottom - (y_max > 0 ? y / y_max : 0) * kPlotHeight; }
 };
 
-// The <svg> opening, title, notes, y axis with grid lines; the caller adds marks to body.
-Frame open_frame(const Chart& c, double width, double y_max, bool percent, double extra_bottom) {
+struct LegendItem {
+  std::string name, color;
+  bool dashed = false;
+};
+
+// The <svg> opening, title, notes, y axis with grid lines, and the axis labels;
+// `below_axis`: room for the x tick labels; `legend_rows`: room for the legend under it.
+// The caller adds marks to body.
+Frame open_frame(const Chart& c, double width, double y_max, bool percent, double below_axis, size_t legend_rows) {
   Frame f;
   f.width = width;
   f.plot_width = width - kLeft - kRight;
   const double notes_h = 14.0 * double(c.notes.size());
   f.bottom = kTop + notes_h + kPlotHeight;
-  const double height = f.bottom + 40 + extra_bottom;
+  const double x_label_y = f.bottom + below_axis + 30;
+  f.legend_y = x_label_y + 20;
+  const double height = f.legend_y + 16.0 * double(legend_rows) + 4;
   std::string& b = f.body;
   b += "<svg id=\"" + escape(c.id) + "\" class=\"plot\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(width) +
        "\" height=\"" + num(height) + "\" viewBox=\"0 0 " + num(width) + " " + num(height) + "\" role=\"img\">\n";
@@ -69,20 +79,20 @@ Frame open_frame(const Chart& c, double width, double y_max, bool percent, doubl
        num(f.bottom) + "\" class=\"axis\"/>\n";
   b += "<text transform=\"translate(16 " + num(f.bottom - kPlotHeight / 2) +
        ") rotate(-90)\" class=\"axis-label\" text-anchor=\"middle\">" + escape(c.y_label) + "</text>\n";
-  b += "<text x=\"" + num(kLeft + f.plot_width / 2) + "\" y=\"" + num(height - 8) +
+  b += "<text x=\"" + num(kLeft + f.plot_width / 2) + "\" y=\"" + num(x_label_y) +
        "\" class=\"axis-label\" text-anchor=\"middle\">" + escape(c.x_label) + "</text>\n";
   return f;
 }
 
-void legend(Frame& f, const std::vector<std::string>& names, const std::vector<std::string>& colors,
-            const std::vector<bool>& dashed = {}) {
-  double x = kLeft + 8, y = f.bottom - kPlotHeight + 8;
-  for (size_t i = 0; i < names.size(); ++i, y += 16) {
-    const bool dash = i < dashed.size() && dashed[i];
-    f.body += "<line x1=\"" + num(x) + "\" x2=\"" + num(x + 18) + "\" y1=\"" + num(y) + "\" y2=\"" + num(y) +
-              "\" stroke=\"" + colors[i] + "\" stroke-width=\"3\"" + (dash ? " stroke-dasharray=\"5 3\"" : "") + "/>\n";
-    f.body += "<text x=\"" + num(x + 24) + "\" y=\"" + num(y + 4) + "\" class=\"legend\">" + escape(names[i]) +
+void legend(Frame& f, const std::vector<LegendItem>& items) {
+  double y = f.legend_y;
+  for (const LegendItem& it : items) {
+    f.body += "<line x1=\"" + num(kLeft) + "\" x2=\"" + num(kLeft + 18) + "\" y1=\"" + num(y) + "\" y2=\"" +
+              num(y) + "\" stroke=\"" + it.color + "\" stroke-width=\"3\"" +
+              (it.dashed ? " stroke-dasharray=\"5 3\"" : "") + "/>\n";
+    f.body += "<text x=\"" + num(kLeft + 24) + "\" y=\"" + num(y + 4) + "\" class=\"legend\">" + escape(it.name) +
               "</text>\n";
+    y += 16;
   }
 }
 
@@ -110,10 +120,14 @@ std::string series_color(size_t i) {
 
 std::string line_chart(const Chart& c, const std::vector<Series>& series, double y_max, bool step, bool percent) {
   double x_max = 0;
-  for (const auto& s : series)
-    for (const auto& [x, y] : s.points) x_max = std::max(x_max, x);
+  std::vector<LegendItem> items;
+  for (size_t i = 0; i < series.size(); ++i) {
+    for (const auto& [x, y] : series[i].points) x_max = std::max(x_max, x);
+    if (!series[i].points.empty())
+      items.push_back({series[i].name, series[i].color.empty() ? series_color(i) : series[i].color, series[i].dashed});
+  }
   if (x_max <= 0) x_max = 1;
-  Frame f = open_frame(c, kWidth, y_max, percent, 0);
+  Frame f = open_frame(c, kWidth, y_max, percent, 12, items.size());
   for (double t : ticks(x_max)) {
     double x = f.x_of(t, x_max);
     f.body += "<line x1=\"" + num(x) + "\" x2=\"" + num(x) + "\" y1=\"" + num(f.bottom) + "\" y2=\"" +
@@ -121,8 +135,6 @@ std::string line_chart(const Chart& c, const std::vector<Series>& series, double
     f.body += "<text x=\"" + num(x) + "\" y=\"" + num(f.bottom + 16) + "\" class=\"tick\" text-anchor=\"middle\">" +
               tick_label(t, false) + "</text>\n";
   }
-  std::vector<std::string> names, colors;
-  std::vector<bool> dashed;
   for (size_t i = 0; i < series.size(); ++i) {
     const Series& s = series[i];
     if (s.points.empty()) continue;
@@ -134,18 +146,15 @@ std::string line_chart(const Chart& c, const std::vector<Series>& series, double
       else d += " L" + num(x) + " " + num(y);
     }
     if (step) d += " H" + num(f.x_of(x_max, x_max));
-    const std::string color = series_color(i);
+    const std::string color = s.color.empty() ? series_color(i) : s.color;
     f.body += "<path d=\"" + d + "\" fill=\"none\" stroke=\"" + color + "\" stroke-width=\"2.5\"" +
               (s.dashed ? " stroke-dasharray=\"6 4\"" : "") + "/>\n";
     if (!step)
       for (const auto& [x, y] : s.points)
         f.body += "<circle cx=\"" + num(f.x_of(x, x_max)) + "\" cy=\"" + num(f.y_of(y, y_max)) + "\" r=\"3.5\" fill=\"" +
                   color + "\"/>\n";
-    names.push_back(s.name);
-    colors.push_back(color);
-    dashed.push_back(s.dashed);
   }
-  legend(f, names, colors, dashed);
+  legend(f, items);
   return f.body + "</svg>\n";
 }
 
@@ -161,7 +170,10 @@ std::string bar_chart(const Chart& c, const std::vector<std::string>& categories
   const size_t n_series = std::max<size_t>(1, series_names.size());
   const double group_w = std::max(28.0, 14.0 * double(n_series) + 10);
   const double width = std::max(kWidth, kLeft + kRight + group_w * double(categories.size()));
-  Frame f = open_frame(c, width, y_max, false, 150);
+  std::vector<LegendItem> items;
+  for (size_t i = 0; i < series_names.size(); ++i) items.push_back({series_names[i], series_color(i), false});
+  if (reference) items.push_back({reference->second, "#8792a6", true});
+  Frame f = open_frame(c, width, y_max, false, 150, items.size());
   const double slot = f.plot_width / double(std::max<size_t>(1, categories.size()));
   const double bar_w = std::min(28.0, (slot - 6) / double(n_series));
   for (size_t k = 0; k < categories.size(); ++k) {
@@ -183,12 +195,8 @@ std::string bar_chart(const Chart& c, const std::vector<std::string>& categories
     const double y = f.y_of(reference->first, y_max);
     f.body += "<line x1=\"" + num(kLeft) + "\" x2=\"" + num(width - kRight) + "\" y1=\"" + num(y) + "\" y2=\"" +
               num(y) + "\" class=\"reference\"/>\n";
-    f.body += "<text x=\"" + num(width - kRight - 4) + "\" y=\"" + num(y - 4) +
-              "\" class=\"tick\" text-anchor=\"end\">" + escape(reference->second) + "</text>\n";
   }
-  std::vector<std::string> colors;
-  for (size_t s = 0; s < series_names.size(); ++s) colors.push_back(series_color(s));
-  legend(f, series_names, colors);
+  legend(f, items);
   return f.body + "</svg>\n";
 }
 
@@ -200,7 +208,7 @@ std::string stacked_bars(const Chart& c, const std::vector<std::string>& rows, c
     for (int v : r) sum += v;
     y_max = std::max(y_max, sum);
   }
-  Frame f = open_frame(c, kWidth, y_max > 0 ? y_max : 1, false, 0);
+  Frame f = open_frame(c, kWidth, y_max > 0 ? y_max : 1, false, 12, 0);
   const double slot = (f.plot_width - 150) / double(std::max<size_t>(1, rows.size()));
   const double bar_w = std::min(80.0, slot * 0.6);
   for (size_t r = 0; r < rows.size(); ++r) {

@@ -23,6 +23,7 @@ struct Series {
   std::string name;
   std::vector<std::pair<double, double>> points;  // (x, y), x ascending
   bool dashed = false;
+  std::string color;  // empty: series_color of its position
 };
 
 // Lines of each series over one x axis, y from 0 to y_max. `step`: each point holds its y
@@ -31,7 +32,8 @@ std::string line_chart(const Chart& chart, const std::vector<Series>& series, do
                        bool y_percent);
 
 // One bar per category and series (values[series][category], absent: no bar), y from 0;
-// `reference`: a dashed horizontal line with its label (e.g. 1x: as fast as the reference).
+// `reference`: a dashed horizontal line, named in the legend (e.g. 1x: as fast as the
+// reference). Legends sit under the x axis, clear of the marks.
 std::string bar_chart(const Chart& chart, const std::vector<std::string>& categories,
                       const std::vector<std::string>& series_names,
                       const std::vector<std::vector<std::optional<double>>>& values,
