@@ -221,8 +221,7 @@ void print_dry_run_of(const bench::BenchSpec& s, const Prepared& p, const eval::
   const auto& first = *p.sessions.begin();
   d.example = first.first + " sample 0";
   d.prompt = first.second.setup.prompt;
-  const size_t colon = s.model.find(':');
-  d.price = colon == std::string::npos ? nullptr : llm_config.price(s.model.substr(0, colon), s.model.substr(colon + 1));
+  d.llm = &llm_config;
   print_dry_run(std::cout, d);
   report_preflight_for_dry_run(p.specs, machine, s.compile_only);
 }
@@ -235,7 +234,7 @@ bench::Progress::Counts counts_of(store::Store& store, const std::vector<int64_t
     report::AttemptResult r = report::classify(report::load_attempt(store, id));
     ++c.done;
     c.correct += r.outcome == report::Outcome::kCorrect;
-    c.fast += r.outcome == report::Outcome::kCorrect && r.speedup && *r.speedup > 1;
+    c.fast += report::faster_than(r, 1);
     c.compiled += r.outcome == report::Outcome::kCompiled;
   }
   return c;
@@ -271,6 +270,7 @@ ExitCode run_bench(const BenchArgs& a, const CLI::App& c, const Globals& g) {
     return ExitCode::kOk;
   }
   preflight(p.specs, machine, {spec.compile_only, true});
+  throw_if_interrupted();  // Ctrl-C while the references compiled: no run is begun
   std::unique_ptr<llm::Provider> provider = llm::make_provider(spec.model, llm_config);
   std::unique_ptr<bench::GpuPool> pool;
   if (!spec.compile_only) pool = std::make_unique<bench::GpuPool>(p.gpus);
@@ -310,8 +310,7 @@ ExitCode run_bench(const BenchArgs& a, const CLI::App& c, const Globals& g) {
       return;
     }
     progress.attempt_done(item.key, id, outcome_phrase(r), r.outcome == report::Outcome::kCorrect,
-                          r.outcome == report::Outcome::kCorrect && r.speedup && *r.speedup > 1,
-                          r.outcome == report::Outcome::kCompiled, r.cost_usd);
+                          report::faster_than(r, 1), r.outcome == report::Outcome::kCompiled, r.cost_usd);
   });
   progress.close();
 

@@ -154,8 +154,6 @@ ExitCode run_generate(const GenerateArgs& a, const Globals& g) {
   choices.gpus = gpus;
   agent::AgentSetup setup = agent::build_session_setup(prompts, spec, choices);
 
-  const std::string model_prefix = model.substr(0, model.find(':'));
-  const std::string model_name = model.find(':') == std::string::npos ? model : model.substr(model.find(':') + 1);
   if (a.dry_run) {
     DryRun d;
     d.model = model;
@@ -167,7 +165,7 @@ ExitCode run_generate(const GenerateArgs& a, const Globals& g) {
     d.example = problem;
     d.prompt = setup.prompt;
     d.first_prompts_chars = static_cast<long long>(setup.prompt.system.size() + setup.prompt.user.size());
-    d.price = llm_config.price(model_prefix, model_name);
+    d.llm = &llm_config;
     print_dry_run(std::cout, d);
     report_preflight_for_dry_run({spec}, machine, a.compile_only);
     return ExitCode::kOk;

@@ -43,9 +43,12 @@ void print_dry_run(std::ostream& out, const DryRun& d) {
   out << "estimated tokens (characters / 4, an estimate: the provider's tokenizer decides): this first call ~"
       << first << " in, up to " << d.max_tokens << " out; the first calls of all " << attempts << " attempt(s) ~"
       << all << " in. Later turns resend the conversation, so a whole attempt costs several times its first call.\n";
-  if (d.price)
+  const size_t colon = d.model.find(':');
+  const llm::Price* price =
+      d.llm && colon != std::string::npos ? d.llm->price(d.model.substr(0, colon), d.model.substr(colon + 1)) : nullptr;
+  if (price)
     out << "at " << d.model << "'s list price the first calls' input is about $"
-        << fixed(double(all) * d.price->input / 1e6, 2) << " (outputs at $" << fixed(d.price->output, 2)
+        << fixed(double(all) * price->input / 1e6, 2) << " (outputs at $" << fixed(price->output, 2)
         << " per million tokens)\n";
 }
 

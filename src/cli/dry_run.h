@@ -20,7 +20,7 @@ struct DryRun {
   std::string example;                                // "collectives/all_reduce sample 0"
   agent::InitialPrompt prompt;                        // the example's first prompt
   long long first_prompts_chars = 0;                  // every attempt's first prompt, summed
-  const llm::Price* price = nullptr;                  // the model's list price, if known
+  const llm::Config* llm = nullptr;                   // for the model's list price, if known
 };
 
 void print_dry_run(std::ostream& out, const DryRun& d);

@@ -21,8 +21,10 @@ std::string run_title(const RunReport& r) {
   std::string mode = args.is_object() ? args.value("mode", "") : "";
   std::string t = "run " + std::to_string(run.id) + " (" + run.model;
   if (!mode.empty()) t += ", " + mode;
-  t += ", " + std::to_string(r.metrics.problems.size()) + " problems x " + std::to_string(r.metrics.samples) +
-       " samples)";
+  // A bench run names the problems it plans; any other run has those it stored.
+  const size_t problems = args.is_object() && args.contains("problem_list") ? args["problem_list"].size()
+                                                                             : r.metrics.problems.size();
+  t += ", " + std::to_string(problems) + " problems x " + std::to_string(r.metrics.samples) + " samples)";
   return t;
 }
 

@@ -1,22 +1,13 @@
 #include "report/metrics.h"
 
+#include "report/statistics.h"
+
 #include <algorithm>
 #include <cmath>
 #include <set>
 
 namespace mgk::report {
 namespace {
-
-std::optional<double> median(std::vector<double> v) {
-  if (v.empty()) return std::nullopt;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-bool fast(const AttemptResult& r, double p) {
-  return r.outcome == Outcome::kCorrect && r.timed && r.speedup && *r.speedup > p;
-}
 
 // A group's value at k: the mean over its problems with at least k samples of `value(problem)`.
 template <typename F>
@@ -166,7 +157,7 @@ RunMetrics compute_metrics(const std::vector<AttemptResult>& results, int sample
     }
     for (double threshold : ps) {
       int c = 0;
-      for (size_t i : p.attempts) c += fast(results[i], threshold);
+      for (size_t i : p.attempts) c += faster_than(results[i], threshold);
       FastP f{threshold, {}};
       const bool known = p.not_run == 0 && p.correct_not_timed == 0;
       for (int k = 1; k <= samples; ++k) f.at_k.push_back(single(p.n, c, k, known));
@@ -236,7 +227,7 @@ std::vector<std::pair<double, double>> fast_p_curve(const std::vector<AttemptRes
       if (pm.n == 0) continue;
       ++problems;
       int c = 0;
-      for (size_t i : pm.attempts) c += fast(results[i], p);
+      for (size_t i : pm.attempts) c += faster_than(results[i], p);
       sum += double(c) / pm.n;
     }
     curve.emplace_back(p, problems ? sum / problems : 0);

@@ -1,7 +1,9 @@
 #include "report/outcome.h"
 
+#include "eval/evaluate.h"
+#include "report/statistics.h"
+
 #include <algorithm>
-#include <set>
 
 namespace mgk::report {
 namespace {
@@ -35,23 +37,12 @@ Outcome outcome_of(const store::EvaluationRecord& e) {
   return Outcome::kInfrastructure;
 }
 
-std::optional<double> median(std::vector<double> v) {
-  if (v.empty()) return std::nullopt;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 std::optional<double> median_roofline(const nlohmann::json& result) {
   std::vector<double> f;
   for (const auto& s : result.value("sizes", nlohmann::json::array()))
     if (s.contains("roofline_fraction") && s["roofline_fraction"].is_number())
       f.push_back(s["roofline_fraction"].get<double>());
   return median(f);
-}
-
-bool ranks_shared(const std::vector<int>& gpus) {
-  return std::set<int>(gpus.begin(), gpus.end()).size() < gpus.size();
 }
 
 }  // namespace
@@ -80,6 +71,10 @@ bool compiled_something(Outcome o) {
 }
 
 std::string category_of(const std::string& problem) { return problem.substr(0, problem.find('/')); }
+
+bool faster_than(const AttemptResult& r, double p) {
+  return r.outcome == Outcome::kCorrect && r.timed && r.speedup && *r.speedup > p;
+}
 
 AttemptResult classify(const AttemptData& a) {
   const store::AttemptSummary& s = a.summary;
@@ -130,7 +125,7 @@ AttemptResult classify(const AttemptData& a) {
     r.timed = best->speedup_min.has_value();
     r.speedup = best->speedup_min;
     if (r.timed) r.roofline_fraction = median_roofline(best->result);
-    else r.not_timed_because = ranks_shared(best->gpus) ? "ranks shared a GPU" : "not timed";
+    else r.not_timed_because = eval::ranks_share_gpu(best->gpus) ? "ranks shared a GPU" : "not timed";
   } else if (best && outcome_of(*best) == Outcome::kCompiled) {
     r.not_timed_because = "compile only";
   }

@@ -62,6 +62,9 @@ struct AttemptResult {
 
 AttemptResult classify(const AttemptData& attempt);
 
+// Correct, timed, and its speedup above p: what fast_p counts.
+bool faster_than(const AttemptResult& r, double p);
+
 // The category of "tp/ag_gemm" is "tp".
 std::string category_of(const std::string& problem);
 

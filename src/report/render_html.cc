@@ -182,9 +182,8 @@ std::string problem_table(const RunReport& r) {
     for (const AttemptResult& a : r.results)  // unfinished ones are not in p.attempts
       if (a.problem == p.problem && a.outcome == Outcome::kUnfinished)
         links += "<a href=\"#" + anchor(r, a) + "\" class=\"o-unfinished\">s" + std::to_string(a.sample) + " unfinished</a> ";
-    std::string best = p.best_speedup ? store::format_speedup(p.best_speedup) : p.correct_not_timed ? "not timed" : "-";
     t += "<tr>" + cell(escape(p.problem), true) + cell(std::to_string(p.world_size)) +
-         cell(std::to_string(p.correct) + " / " + std::to_string(p.n)) + cell(best) +
+         cell(std::to_string(p.correct) + " / " + std::to_string(p.n)) + cell(best_speedup_text(p)) +
          cell(p.best_roofline_fraction ? fixed(*p.best_roofline_fraction, 2) : "-") + cell(links, true) + "</tr>\n";
   }
   return t + "</table>\n";
@@ -215,10 +214,7 @@ std::string details(const RunReport& r) {
     out += "<p>Kernel design, detected from the source of " + std::to_string(f.kernels) + " " + escape(f.of) +
            " (a heuristic on what the code names):</p>\n<table><tr><th class=\"l\">choice</th><th class=\"l\">kernels</th></tr>\n";
     auto row = [&](const char* what, const std::map<std::string, int>& counts, const std::vector<std::string>& names) {
-      std::string s;
-      for (const auto& n : names) s += n + " " + std::to_string(counts.count(n) ? counts.at(n) : 0) + ", ";
-      s += "none " + std::to_string(counts.count("none") ? counts.at("none") : 0);
-      out += "<tr>" + cell(what, true) + cell(escape(s), true) + "</tr>\n";
+      out += "<tr>" + cell(what, true) + cell(escape(feature_counts_text(counts, names)), true) + "</tr>\n";
     };
     row("transfer", f.transfer, transfer_names());
     row("overlap", f.overlap, overlap_names());

@@ -99,10 +99,7 @@ void per_problem(Writer& w, const std::vector<RunReport>& runs) {
       }
       std::string outcomes;
       for (size_t a : p->attempts) outcomes += (outcomes.empty() ? "" : ", ") + std::string(describe(runs[i].results[a].outcome));
-      std::string best = p->best_speedup              ? store::format_speedup(p->best_speedup)
-                         : p->correct_not_timed > 0 ? "not timed"
-                                                    : "-";
-      cells.insert(cells.end(), {std::to_string(p->correct) + "/" + std::to_string(p->n), best,
+      cells.insert(cells.end(), {std::to_string(p->correct) + "/" + std::to_string(p->n), best_speedup_text(*p),
                                  p->best_roofline_fraction ? fixed(*p->best_roofline_fraction, 2) : "-",
                                  outcomes.empty() ? "(none finished)" : outcomes});
     }
@@ -142,15 +139,10 @@ void details(Writer& w, const RunReport& r) {
     w.line("  per solved problem: no problem solved");
   const FeatureCounts& f = m.features;
   if (f.kernels > 0) {
-    auto list = [](const std::map<std::string, int>& counts, const std::vector<std::string>& names) {
-      std::string s;
-      for (const auto& n : names) s += (s.empty() ? "" : ", ") + n + " " + std::to_string(counts.count(n) ? counts.at(n) : 0);
-      return s + ", none " + std::to_string(counts.count("none") ? counts.at("none") : 0);
-    };
     w.line("kernel design, detected from the source of " + std::to_string(f.kernels) + " " + f.of + ":");
-    w.line("  transfer: " + list(f.transfer, transfer_names()));
-    w.line("  overlap: " + list(f.overlap, overlap_names()));
-    w.line("  sync: " + list(f.sync, sync_names()));
+    w.line("  transfer: " + feature_counts_text(f.transfer, transfer_names()));
+    w.line("  overlap: " + feature_counts_text(f.overlap, overlap_names()));
+    w.line("  sync: " + feature_counts_text(f.sync, sync_names()));
   }
 }
 
@@ -160,6 +152,18 @@ std::string at_k_text(const std::vector<AtK>& values, int k, const std::string& 
   if (k < 1 || k > int(values.size()) || values[size_t(k - 1)].problems == 0) return "-";
   const AtK& a = values[size_t(k - 1)];
   return a.value ? percent(a.value) : unknown;
+}
+
+std::string best_speedup_text(const ProblemMetrics& p) {
+  if (p.best_speedup) return store::format_speedup(p.best_speedup);
+  return p.correct_not_timed > 0 ? "not timed" : "-";
+}
+
+std::string feature_counts_text(const std::map<std::string, int>& counts, const std::vector<std::string>& names) {
+  auto count = [&](const std::string& n) { return std::to_string(counts.count(n) ? counts.at(n) : 0); };
+  std::string s;
+  for (const auto& n : names) s += n + " " + count(n) + ", ";
+  return s + "none " + count("none");
 }
 
 std::string render_text(const std::vector<RunReport>& runs, bool markdown) {
