@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -73,11 +74,15 @@ bench::BenchSpec spec_from_flags(const BenchArgs& a, const std::string& prompt_v
   return s;
 }
 
-// A run's process is still at work on it (here: its pid lives; elsewhere: unknowable).
-bool worked_on_elsewhere(const store::RunRecord& r) {
-  if (r.status != store::Status::kRunning || !r.pid) return false;
-  if (r.host != store::rows::host_name()) return true;
+// The run is marked running by another process of this machine that still lives.
+bool alive_here(const store::RunRecord& r) {
+  if (r.status != store::Status::kRunning || !r.pid || r.host != store::rows::host_name()) return false;
   return *r.pid != getpid() && (kill(pid_t(*r.pid), 0) == 0 || errno == EPERM);
+}
+
+// The run is marked running on another machine: whether that process lives is unknowable.
+bool running_elsewhere(const store::RunRecord& r) {
+  return r.status == store::Status::kRunning && r.host != store::rows::host_name();
 }
 
 struct Choice {
@@ -99,9 +104,12 @@ Choice choose_run(const BenchArgs& a, const CLI::App& c, store::Store& store, co
     auto run = store.run(a.resume);
     if (!run || run->kind != "bench")
       throw UsageError("no bench run " + std::to_string(a.resume) + " in " + store.path().string());
-    if (worked_on_elsewhere(*run))
+    if (alive_here(*run))
       throw UsageError("run " + std::to_string(a.resume) + " is being run by process " + std::to_string(*run->pid) +
-                       " on " + run->host + "; let it finish or stop it first");
+                       "; let it finish or stop it first");
+    if (running_elsewhere(*run))
+      log::warning("run " + std::to_string(a.resume) + " is marked running on " + run->host +
+                   "; if a process there still works on it, both will work on the same attempts");
     bench::BenchSpec s = bench::BenchSpec::from_json(run->args, run->id);
     const nlohmann::json stored = s.identity(), given = fresh.identity();
     for (const auto& [flag, key] : kIdentityFlags)
@@ -121,14 +129,14 @@ Choice choose_run(const BenchArgs& a, const CLI::App& c, store::Store& store, co
   fresh.problem_list = bench::expand_problems(a.problems);
   if (a.new_run) return {fresh, 0, 0};
   for (const store::RunRecord& r : store.runs_of_kind("bench")) {
-    if (!r.args.is_object() || r.args.value("prompt_version", "") != prompt_version) continue;
+    if (alive_here(r) || running_elsewhere(r)) continue;  // someone may be at work on it
     bench::BenchSpec s;
     try {
       s = bench::BenchSpec::from_json(r.args, r.id);
     } catch (const UsageError&) {
       continue;  // written by another version
     }
-    if (s.identity() != fresh.identity() || worked_on_elsewhere(r)) continue;
+    if (s.identity() != fresh.identity()) continue;
     if (r.status == store::Status::kDone) return {s, 0, r.id};
     const int finished =
         int(bench::remaining_work(bench::planned_attempts(s.problem_list, s.samples), store.attempts_of_run(r.id), false)
@@ -164,6 +172,12 @@ Prepared prepare(const bench::BenchSpec& s, const eval::MachineInfo& machine, co
     p.gpus.resize(machine.gpus.size());
     std::iota(p.gpus.begin(), p.gpus.end(), 0);
   }
+  if (!s.compile_only && !machine.gpus.empty())
+    for (int g : p.gpus)
+      if (g >= int(machine.gpus.size()))
+        throw UsageError("--gpus names GPU " + std::to_string(g) + ", but " + std::to_string(machine.gpus.size()) +
+                         " are visible (0.." + std::to_string(machine.gpus.size() - 1) +
+                         "; check CUDA_VISIBLE_DEVICES)");
   for (const std::string& name : s.problem_list) {
     problems::Spec spec = problems::load(name);
     const int world = bench::world_for(spec, s.world);
@@ -269,9 +283,9 @@ ExitCode run_bench(const BenchArgs& a, const CLI::App& c, const Globals& g) {
     print_dry_run_of(spec, p, machine, llm_config);
     return ExitCode::kOk;
   }
+  std::unique_ptr<llm::Provider> provider = llm::make_provider(spec.model, llm_config);  // a missing key, at once
   preflight(p.specs, machine, {spec.compile_only, true});
   throw_if_interrupted();  // Ctrl-C while the references compiled: no run is begun
-  std::unique_ptr<llm::Provider> provider = llm::make_provider(spec.model, llm_config);
   std::unique_ptr<bench::GpuPool> pool;
   if (!spec.compile_only) pool = std::make_unique<bench::GpuPool>(p.gpus);
 

@@ -170,9 +170,9 @@ ExitCode run_generate(const GenerateArgs& a, const Globals& g) {
     report_preflight_for_dry_run({spec}, machine, a.compile_only);
     return ExitCode::kOk;
   }
+  std::unique_ptr<llm::Provider> provider = llm::make_provider(model, llm_config);  // a missing key, at once
   // Everything that would fail every evaluation is found before the first paid call.
   preflight({spec}, machine, {a.compile_only, true});
-  std::unique_ptr<llm::Provider> provider = llm::make_provider(model, llm_config);
   if (shared)
     log::info("ranks share a GPU (" + bench::gpu_list(gpus) + "): kernels are checked for correctness, not timed");
 
