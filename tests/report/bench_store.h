@@ -11,28 +11,18 @@
 #include "common/hash.h"
 #include "eval/result.h"
 #include "store/store.h"
+#include "support/verdicts.h"
 
 namespace mgk::report::test {
 
 // Correct at sizes small and large with these speedups (reference 100 us) and fractions.
 inline eval::EvalResult timed_correct(double small_speedup, double large_speedup,
                                       std::optional<double> roofline = std::nullopt) {
-  eval::EvalResult r;
-  r.verdict = eval::Verdict::kCorrect;
+  eval::EvalResult r = mgk::test::correct_result(small_speedup, large_speedup);
   r.message = "correct at 2 size(s)";
   r.gpus = {0, 1};
   r.wall_seconds = 4;
-  for (auto [name, speedup] : {std::pair{"small", small_speedup}, std::pair{"large", large_speedup}}) {
-    eval::SizeResult s;
-    s.size = name;
-    s.correct = true;
-    s.trials_passed = 3;
-    s.reference = eval::Timing{100, 99, 101, 98, 100, {100, 99}};
-    s.candidate = eval::Timing{100 / speedup, 99 / speedup, 101 / speedup, 98 / speedup, 100, {100 / speedup}};
-    s.speedup = speedup;
-    s.roofline_fraction = roofline;
-    r.sizes.push_back(s);
-  }
+  for (auto& s : r.sizes) s.roofline_fraction = roofline;
   return r;
 }
 
