@@ -4,8 +4,10 @@
 # mgk-harness, gpu_tests and mgk-microbench built elsewhere).
 # Usage: scripts/device-check.sh OUT [BIN] [STEPS]
 #   MGK_TEST_WORLD=4 (or 8) runs the GPU tests and the benchmarks at that world size.
-#   STEPS: comma-separated subset of: env,doctor,calibrate,tests,agent,bench,shared,tune,repeat,overhead,
-#          showcase,microbench (shared: ranks sharing GPU 0, so one GPU is enough; not in the default set)
+#   STEPS: comma-separated subset of: env,doctor,calibrate,tests,agent,bench,shared,suite,tune,repeat,overhead,
+#          showcase,microbench (shared and suite: ranks sharing GPU 0, so one GPU is enough; not in the
+#          default set. suite: `mgk bench` over the whole suite, 2 samples, a scripted model; it needs
+#          bench_tests in BIN and leaves bench-gpu-report.{md,json,html} in OUT)
 set -uo pipefail
 out="${1:?usage: device-check.sh OUT [BIN] [STEPS]}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -81,6 +83,11 @@ print('  W=%s %-15s %-10s %s' % ('$w', '$p', r['verdict'], r['message'][:160]))"
       echo "      ($(( ($(date +%s%N) - start) / 1000000 )) ms)"
     done
   done
+fi
+if want suite; then
+  section "mgk bench: the whole suite, 2 samples, scripted model over loopback HTTP, every rank on GPU 0 (checked, not timed)"
+  MGK_TEST_ARTIFACTS="$out" "$bin/bench_tests" --gtest_color=no --gtest_filter='BenchCli.WholeSuiteOnOneGpuRanksSharingIt' \
+    2>&1 | tee "$out/bench_suite.log" | grep -vE "^\[[0-9]+/" | tail -80
 fi
 if want tune; then
   section "tuning expert collectives at the small size (mgk tune), then default vs tuned (mgk eval)"

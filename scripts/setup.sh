@@ -6,7 +6,8 @@ here="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$here/build}"
 
 packages=(cmake ninja-build g++ pkg-config libcurl4-openssl-dev nlohmann-json3-dev libcli11-dev
-          libboost-dev libboost-filesystem-dev libsqlite3-dev sqlite3 libgtest-dev bubblewrap)
+          libboost-dev libboost-filesystem-dev libsqlite3-dev sqlite3 libgtest-dev bubblewrap
+          chromium)  # chromium: the HTML report test renders the report headless
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -78,7 +78,7 @@ AttemptOutcome Agent::start(int64_t run_id) {
   run_id_ = run_id;
   attempt_id_ = deps_.store->begin_attempt(
       {run_id, setup_.problem, deps_.provider->name(), to_string(setup_.mode),
-       deps_.prompts->version(), 0, setup_.world_size, setup_.config});
+       deps_.prompts->version(), setup_.sample, setup_.world_size, setup_.config});
   system_ = setup_.prompt.system;
   history_ = unsent_ = {{"user", setup_.prompt.user}};
   return run();
@@ -167,6 +167,7 @@ AttemptOutcome Agent::run() {
 std::optional<ExitReason> Agent::limit_reached() const {
   const Limits& l = setup_.limits;
   if (deps_.interrupt && deps_.interrupt->load()) return ExitReason::kInterrupted;
+  if (deps_.stop && deps_.stop->load()) return ExitReason::kInterrupted;
   if (format_errors_in_a_row_ >= l.max_format_errors) return ExitReason::kFormatErrors;
   if (turns_ >= l.turns) return ExitReason::kTurnsExhausted;
   if (l.max_cost_usd > 0 && cost_ >= l.max_cost_usd) return ExitReason::kCostLimit;
@@ -313,8 +314,11 @@ eval::EvalResult Agent::judge_kernel(const fs::path& file, const std::string& ha
   e.attempt_id = attempt_id_;
   if (index >= 0) e.turn_index = index;
   deps_.store->record_evaluation(e);
+  if (result.verdict != eval::Verdict::kCorrect) return result;
+  // The fastest correct kernel wins; where nothing is timed (ranks sharing a GPU) the
+  // first correct one is kept.
   auto speedup = min_speedup(result);
-  if (speedup && (!best_speedup_ || *speedup > *best_speedup_)) {
+  if (!best_hash_ || (speedup && (!best_speedup_ || *speedup > *best_speedup_))) {
     best_speedup_ = speedup;
     best_hash_ = hash;
     fs::copy_file(file, sandbox_ / "best.cu", fs::copy_options::overwrite_existing);

@@ -27,6 +27,7 @@ namespace mgk::agent {
 
 struct AgentSetup {
   std::string problem;  // "collectives/all_reduce"
+  int sample = 0;       // which of a bench's samples of this problem (stored with the attempt)
   Mode mode = Mode::kRefine;
   int world_size = 2;
   Limits limits;
@@ -49,6 +50,9 @@ struct AgentDeps {
   store::Store* store = nullptr;
   const PromptLibrary* prompts = nullptr;
   const std::atomic<bool>* interrupt = nullptr;  // set by SIGINT: finish the step, then stop
+  // Set by the caller (a bench whose budget is spent): end before the next model call, as
+  // interrupted (resumable), without cancelling a command or evaluation in progress.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // One line of progress, given to on_turn after each stored turn.
@@ -98,6 +102,8 @@ class Agent {
   // when the evaluator cannot judge a kernel (an infrastructure verdict, or the judge
   // throws): the model is not billed again for a failure that is not its kernel's. Ctrl-C
   // during a model call ends the call at once (kInterrupted; the call is not a turn).
+  // The stored attempt this session works on; 0 before start/resume has begun one.
+  int64_t attempt_id() const { return attempt_id_; }
 
  private:
   struct StepResult;

@@ -81,8 +81,15 @@ std::string mismatch_report(const eval::EvalResult& r) {
 
 }  // namespace
 
+bool timed(const eval::EvalResult& result) {
+  if (result.sizes.empty()) return false;
+  for (const auto& s : result.sizes)
+    if (!s.candidate) return false;
+  return true;
+}
+
 std::optional<double> min_speedup(const eval::EvalResult& result) {
-  if (result.verdict != eval::Verdict::kCorrect || result.sizes.empty()) return std::nullopt;
+  if (result.verdict != eval::Verdict::kCorrect || !timed(result)) return std::nullopt;
   double m = result.sizes.front().speedup;
   for (const auto& s : result.sizes) m = std::min(m, s.speedup);
   return m;
@@ -92,15 +99,15 @@ std::string feedback_template(const eval::EvalResult& result) {
   switch (result.verdict) {
     case eval::Verdict::kCorrect: {
       auto m = min_speedup(result);
-      return m && *m > 1.0 ? "feedback/correct_fast" : "feedback/correct_slow";
+      if (!m) return "feedback/correct_untimed";
+      return *m > 1.0 ? "feedback/correct_fast" : "feedback/correct_slow";
     }
     case eval::Verdict::kIncorrect: return "feedback/mismatch";
     case eval::Verdict::kCompileError: return "feedback/compile_error";
     case eval::Verdict::kRuntimeError: return "feedback/runtime_error";
     case eval::Verdict::kTimeout: return "feedback/hang";
-    case eval::Verdict::kInfrastructure:
-    case eval::Verdict::kCompiled:  // compiled but never run: the judge was set up wrongly
-      return "feedback/infrastructure";
+    case eval::Verdict::kCompiled: return "feedback/compiled";
+    case eval::Verdict::kInfrastructure: return "feedback/infrastructure";
   }
   return "feedback/infrastructure";
 }
@@ -123,6 +130,10 @@ TemplateVars feedback_vars(const eval::EvalResult& result, int turn, int max_tur
   v["per_rank"] = per_rank_times(result);
   auto m = min_speedup(result);
   v["min_speedup"] = m ? fixed(*m, 2) : "-";
+  v["world_size"] = std::to_string(result.world_size);
+  std::string sizes;
+  for (const auto& s : result.sizes) sizes += (sizes.empty() ? "" : ", ") + s.size;
+  v["sizes"] = sizes;
   return v;
 }
 
@@ -134,6 +145,7 @@ std::string render_feedback(const PromptLibrary& prompts, const eval::EvalResult
 std::string verdict_summary(const eval::EvalResult& result) {
   auto m = min_speedup(result);
   if (m) return std::string("correct ") + fixed(*m, 2) + "x";
+  if (result.verdict == eval::Verdict::kCorrect) return "correct (not timed)";
   return eval::to_string(result.verdict);
 }
 

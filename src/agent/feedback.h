@@ -10,11 +10,16 @@
 
 namespace mgk::agent {
 
-// The slowest speedup over the sizes, for a correct result; nullopt otherwise. This is
-// what "best kernel" ranks by: a kernel is only as good as its worst size.
+// True when every size of the result was timed against the reference. A correct result
+// from ranks sharing a GPU (or a --no-time check) was only checked.
+bool timed(const eval::EvalResult& result);
+
+// The slowest speedup over the sizes, for a correct, timed result; nullopt otherwise. This
+// is what "best kernel" ranks by: a kernel is only as good as its worst size.
 std::optional<double> min_speedup(const eval::EvalResult& result);
 
-// "feedback/compile_error", "feedback/mismatch", "feedback/correct_fast", ...
+// "feedback/compile_error", "feedback/mismatch", "feedback/correct_fast",
+// "feedback/correct_untimed" (correct, nothing timed), "feedback/compiled" (--compile-only).
 std::string feedback_template(const eval::EvalResult& result);
 
 // The variables feedback_template(result) uses, plus "turn" and "max_turns".
@@ -23,7 +28,8 @@ TemplateVars feedback_vars(const eval::EvalResult& result, int turn, int max_tur
 std::string render_feedback(const PromptLibrary& prompts, const eval::EvalResult& result,
                             int turn, int max_turns);
 
-// "correct 1.42x", "incorrect", "compile_error", ...: one word or two for progress lines.
+// "correct 1.42x", "correct (not timed)", "incorrect", "compile_error", ...: one word or
+// two for progress lines.
 std::string verdict_summary(const eval::EvalResult& result);
 
 }  // namespace mgk::agent

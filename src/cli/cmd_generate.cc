@@ -1,18 +1,23 @@
 // mgk generate: one problem, one model, one agent session; a line per turn, then the best
-// kernel's path and the attempt id. --resume continues a stored attempt.
+// kernel's path and the attempt id. --resume continues a stored attempt; --dry-run shows
+// the first prompt and calls nothing. With fewer GPUs than ranks the ranks share them:
+// kernels are checked, not timed, and the model is told so.
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <numeric>
 
 #include "agent/agent.h"
 #include "agent/feedback.h"
+#include "agent/session_setup.h"
+#include "bench/gpu_pool.h"
 #include "cli/commands.h"
+#include "cli/dry_run.h"
 #include "cli/options.h"
+#include "cli/preflight.h"
 #include "common/env.h"
 #include "common/interrupt.h"
 #include "common/log.h"
-#include "common/env.h"
-#include "process/run.h"
 #include "eval/machine.h"
 #include "llm/config.h"
 #include "problems/catalog.h"
@@ -26,7 +31,7 @@ struct GenerateArgs {
   std::string problem, model, mode = "refine", gpus, reasoning_effort;
   int turns = 0, world = 2, max_tokens = 16384;  // turns 0: the mode's default (or the stored one)
   double max_cost = 3.0, max_time = 0, temperature = 0, command_timeout = 600;
-  bool temperature_given = false, tune = false, world_given = false;
+  bool temperature_given = false, tune = false, world_given = false, compile_only = false, dry_run = false;
   int64_t resume = 0;
 };
 
@@ -43,32 +48,14 @@ std::string tokens(int64_t n) {
   return b;
 }
 
-agent::Topology topology_of(const eval::MachineInfo& m, int world,
-                            const std::optional<eval::Peaks>& peaks) {
-  agent::Topology t;
-  t.world_size = world;
-  t.gpu_model = m.gpu_model();
-  t.sm_count = m.gpus.empty() ? 0 : m.gpus.front().sms;
-  if (peaks && peaks->link_bytes_per_s > 0) {
-    t.link_gbps = peaks->link_bytes_per_s / 1e9;
-    t.link_source = "mgk calibrate";
-  }
-  return t;
-}
-
-// Where shell-mode commands run: the running mgk first on PATH, the mgk tree and binaries
-// readable, the harness found where this mgk finds it.
-runner::RunnerOptions shell_runner_options() {
-  runner::RunnerOptions o;
-  const std::string path = env("PATH").value_or("/usr/local/bin:/usr/bin:/bin");
-  o.extra_env["PATH"] = self_dir().string() + ":" + path;
-  o.extra_env["MGK_ROOT"] = root_dir().string();
-  o.read_only = {root_dir(), self_dir()};
-  if (auto harness = env("MGK_HARNESS")) {
-    o.extra_env["MGK_HARNESS"] = *harness;
-    o.read_only.push_back(std::filesystem::path(*harness).parent_path());
-  }
-  return o;
+// The GPU of each rank: --gpus as given (a GPU named twice makes ranks share it), else one
+// visible GPU per rank, else the visible ones shared round robin (checked, not timed).
+std::vector<int> rank_gpus_for(const std::vector<int>& given, int world, const eval::MachineInfo& machine,
+                               bool compile_only) {
+  if (!given.empty() || compile_only) return given;
+  std::vector<int> visible(machine.gpus.size());
+  std::iota(visible.begin(), visible.end(), 0);
+  return bench::rank_gpus(world, visible);
 }
 
 ExitCode exit_code_for(const agent::AttemptOutcome& o) {
@@ -103,6 +90,11 @@ void tune_best(const agent::AttemptOutcome& o, const eval::EvalOptions& eval_opt
                store::Store& store) {
   if (!o.best_kernel) {
     std::cout << "not tuned: no correct kernel\n";
+    return;
+  }
+  if (eval::ranks_share_gpu(eval_options.gpus) || eval_options.compile_only) {
+    std::cout << "not tuned: " << (eval_options.compile_only ? "compile only" : "ranks share a GPU")
+              << ", so nothing can be timed\n";
     return;
   }
   tune::KernelTuneRequest req;
@@ -143,9 +135,9 @@ ExitCode run_generate(const GenerateArgs& a, const Globals& g) {
   } else if (problem.empty() || model.empty()) {
     throw UsageError("give --problem and --model (or --resume ATTEMPT_ID)");
   }
-  std::vector<int> gpus = parse_int_list(a.gpus, "--gpus");
-  require_own_gpus(gpus, "generate");
-  if (a.resume == 0) world = world_from(world, a.world_given, gpus);  // a resumed session keeps its world
+  const std::vector<int> given_gpus = parse_int_list(a.gpus, "--gpus");
+  if (a.resume == 0) world = world_from(world, a.world_given, given_gpus);  // a resumed session keeps its world
+  if (world < 1) throw UsageError("--world must be at least 1");
   // A shell session needs many more steps than a refine session needs turns.
   if (turns == 0) turns = mode == "shell" ? 40 : 8;
 
@@ -153,55 +145,57 @@ ExitCode run_generate(const GenerateArgs& a, const Globals& g) {
   const agent::Mode agent_mode = agent::mode_from_string(mode);
   const agent::PromptLibrary prompts = agent::PromptLibrary::load_default();
   const llm::Config llm_config = llm::load_config();
-  std::unique_ptr<llm::Provider> provider = llm::make_provider(model, llm_config);
-  const agent::Limits limits{turns, a.max_cost, a.max_time, 3};
-  agent::check_cost_limit(*provider, limits);  // before the GPU probe and any other wait
-  announce_price(*provider);
   const eval::MachineInfo machine = eval::probe_machine();
-  if (machine.gpus.empty())
-    throw Error("no GPU to judge kernels on (" + machine.error + "); run 'mgk doctor'");
-  const std::optional<eval::Peaks> peaks = stored_peaks(g, machine);
+  const std::vector<int> gpus = rank_gpus_for(given_gpus, world, machine, a.compile_only);
+  const bool shared = eval::ranks_share_gpu(gpus);
+  const std::optional<eval::Peaks> peaks = a.compile_only ? std::nullopt : stored_peaks(g, machine);
 
   eval::EvalOptions eval_options;
   eval_options.problem = problem;
   eval_options.world_size = world;
   eval_options.gpus = gpus;
   eval_options.peaks = peaks;
+  eval_options.compile_only = a.compile_only;
   agent::EvaluatorJudge judge(eval_options);
 
-  agent::PromptInputs in;
-  in.spec = &spec;
-  in.world_size = world;
-  in.topology = topology_of(machine, world, peaks);
-  in.texts = agent::read_prompt_texts(spec);
-  in.mode = agent_mode;
-  in.max_turns = turns;
-  in.command_timeout_s = a.command_timeout;
-  const std::string group = " --world " + std::to_string(world) + (a.gpus.empty() ? "" : " --gpus " + a.gpus);
-  in.eval_command = "mgk eval " + problem + " kernel.cu" + group;
-  in.tune_command = "mgk tune " + problem + " kernel.cu" + group + " --out tuned.cu";
-  in.problem_dir = spec.dir.string();
-  in.primitives_dir = (root_dir() / "primitives").string();
+  agent::SessionChoices choices;
+  choices.mode = agent_mode;
+  choices.world_size = world;
+  choices.limits = {turns, a.max_cost, a.max_time, 3};
+  choices.sampling.max_tokens = a.max_tokens;
+  if (a.temperature_given) choices.sampling.temperature = a.temperature;
+  if (!a.reasoning_effort.empty()) choices.sampling.reasoning_effort = a.reasoning_effort;
+  choices.command_timeout_s = a.command_timeout;
+  choices.topology = agent::topology_of(machine, world, peaks);
+  // The model's own commands name the GPUs only where the ranks share them or were chosen.
+  choices.shell_gpus = a.gpus.empty() && !shared ? "" : bench::gpu_list(gpus);
+  choices.compile_only = a.compile_only;
+  choices.gpus = gpus;
+  agent::AgentSetup setup = agent::build_session_setup(prompts, spec, choices);
 
-  agent::AgentSetup setup;
-  setup.problem = problem;
-  setup.mode = agent_mode;
-  setup.world_size = world;
-  setup.limits = limits;
-  setup.sampling.max_tokens = a.max_tokens;
-  if (a.temperature_given) setup.sampling.temperature = a.temperature;
-  if (!a.reasoning_effort.empty()) setup.sampling.reasoning_effort = a.reasoning_effort;
-  setup.prompt = agent::build_initial_prompt(prompts, in);
-  if (agent_mode == agent::Mode::kShell) {
-    setup.sandbox_files = {{"reference.cu", in.texts.reference_source},
-                           {"problem.md", agent::render_problem(prompts, in)}};
-    setup.runner = shell_runner_options();
+  if (a.dry_run) {
+    DryRun d;
+    d.model = model;
+    d.mode = mode;
+    d.turns = turns;
+    d.max_tokens = a.max_tokens;
+    d.problems = {{problem, world}};
+    d.groups = {group_line(world, {gpus}, a.compile_only)};
+    d.example = problem;
+    d.prompt = setup.prompt;
+    d.first_prompts_chars = static_cast<long long>(setup.prompt.system.size() + setup.prompt.user.size());
+    d.llm = &llm_config;
+    print_dry_run(std::cout, d);
+    report_preflight_for_dry_run({spec}, machine, a.compile_only);
+    return ExitCode::kOk;
   }
-  setup.command_timeout_s = a.command_timeout;
-  setup.config = {{"turns", turns}, {"max_cost_usd", a.max_cost}, {"max_seconds", a.max_time},
-                  {"max_tokens", a.max_tokens}, {"gpus", gpus}};
-  if (setup.sampling.temperature) setup.config["temperature"] = *setup.sampling.temperature;
-  if (setup.sampling.reasoning_effort) setup.config["reasoning_effort"] = *setup.sampling.reasoning_effort;
+  std::unique_ptr<llm::Provider> provider = llm::make_provider(model, llm_config);  // a missing key, at once
+  agent::check_cost_limit(*provider, choices.limits);  // an unpriced model with a cost limit, at once
+  announce_price(*provider);
+  // Everything that would fail every evaluation is found before the first paid call.
+  preflight({spec}, machine, {a.compile_only, true});
+  if (shared)
+    log::info("ranks share a GPU (" + bench::gpu_list(gpus) + "): kernels are checked for correctness, not timed");
 
   if (run_id == 0)
     run_id = store.begin_run({"generate", model, {{"problem", problem}, {"mode", mode}, {"world", world}}});
@@ -225,9 +219,9 @@ ExitCode run_generate(const GenerateArgs& a, const Globals& g) {
   if (out.final_result)
     std::cout << "final kernel.cu: " << agent::verdict_summary(*out.final_result) << "\n";
   if (out.best_kernel) {
-    char speed[32];
-    std::snprintf(speed, sizeof speed, "%.2fx", out.best_speedup.value_or(0));
-    std::cout << "best kernel: " << out.best_kernel->string() << "  (slowest size " << speed << ")\n";
+    char speed[64] = "not timed: ranks share a GPU";
+    if (out.best_speedup) std::snprintf(speed, sizeof speed, "slowest size %.2fx", *out.best_speedup);
+    std::cout << "best kernel: " << out.best_kernel->string() << "  (" << speed << ")\n";
   } else {
     std::cout << "best kernel: none correct (files in " << out.sandbox_dir.string() << ")\n";
   }
@@ -280,6 +274,9 @@ void add_generate_command(CLI::App& root, Globals& g) {
       ->check(above(0));
   c->add_option("--resume", a->resume, "Continue a stored attempt (its problem, model and mode)");
   c->add_flag("--tune", a->tune, "Tune the best kernel's declared parameters at the end");
+  c->add_flag("--compile-only", a->compile_only, "The judge only compiles (no GPU needed; nothing is checked)");
+  c->add_flag("--dry-run", a->dry_run,
+              "Print the first prompt, the GPU group and a token estimate; call no model");
   c->callback([a, &g] { g.exit_code = run_generate(*a, g); });
 }
 

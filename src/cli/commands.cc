@@ -16,6 +16,8 @@ const std::vector<CommandEntry>& command_table() {
       {"merge", add_merge_command},
       {"generate", add_generate_command},
       {"tune", add_tune_command},
+      {"bench", add_bench_command},
+      {"report", add_report_command},
   };
   return table;
 }

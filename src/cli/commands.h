@@ -27,5 +27,7 @@ void add_show_command(CLI::App&, Globals&);
 void add_merge_command(CLI::App&, Globals&);
 void add_generate_command(CLI::App&, Globals&);
 void add_tune_command(CLI::App&, Globals&);
+void add_bench_command(CLI::App&, Globals&);
+void add_report_command(CLI::App&, Globals&);
 
 }  // namespace mgk::cli

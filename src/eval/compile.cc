@@ -267,7 +267,7 @@ CompileResult compile(const CompileRequest& req) {
   std::ofstream(dir / "compile.log") << r.log;
   // Build under a private name, then rename: concurrent compiles of one key never see a
   // half-written library.
-  const fs::path tmp = dir / ("kernel.so.tmp." + std::to_string(getpid()));
+  const fs::path tmp = dir / ("kernel.so.tmp." + work.path.filename().string());  // unique per build, threads too
   fs::copy_file(built, tmp, fs::copy_options::overwrite_existing);
   fs::rename(tmp, r.library);
   r.ok = true;

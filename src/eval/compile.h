@@ -46,6 +46,11 @@ CompileResult compile_candidate(const EvalOptions& options);
 // second member is non-empty (why) for bytes that are not a kernel source.
 std::pair<std::string, std::string> read_kernel_source(const std::filesystem::path& path);
 
+// The source with comments blanked out, so prose ("faster than NCCL") is not code; string
+// and char literals too unless `keep_strings` (inline PTX lives in strings). Line breaks
+// are kept, so positions still name the same line.
+std::string strip_comments(const std::string& source, bool keep_strings);
+
 std::string nvcc_path();
 
 }  // namespace mgk::eval

@@ -1,20 +1,31 @@
 #include "store/rows.h"
 
+#include <unistd.h>
+
 namespace mgk::store::rows {
+
+std::string host_name() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "";
+  return buf;
+}
 
 nlohmann::json parse_json(const std::string& text) {
   if (text.empty()) return nullptr;
   return nlohmann::json::parse(text);
 }
 
-// The best kernel of an attempt still running is the best correct one evaluated so far.
+// The best kernel of an attempt still running is the best correct one evaluated so far
+// (the first correct one where none was timed, as when ranks share a GPU).
 const char* const kAttemptColumns = R"sql(
   a.id, a.run_id, (SELECT r.kind FROM runs r WHERE r.id = a.run_id), a.problem, a.model, a.mode, a.prompt_version, a.sample, a.world_size,
   a.config, a.status, a.exit_reason,
   COALESCE(a.best_kernel_hash,
            (SELECT e.kernel_hash FROM evaluations e
             WHERE e.attempt_id = a.id AND e.speedup_min IS NOT NULL
-            ORDER BY e.speedup_min DESC, e.id LIMIT 1)),
+            ORDER BY e.speedup_min DESC, e.id LIMIT 1),
+           (SELECT e.kernel_hash FROM evaluations e
+            WHERE e.attempt_id = a.id AND e.verdict = 'correct' ORDER BY e.id LIMIT 1)),
   (SELECT MAX(e.speedup_min) FROM evaluations e WHERE e.attempt_id = a.id),
   a.started_at, a.ended_at,
   (SELECT COUNT(*) FROM turns t WHERE t.attempt_id = a.id),

@@ -25,6 +25,9 @@ EvaluationRecord read_evaluation(const Statement& s);
 extern const char* const kTuningColumns;  // FROM tuning_trials
 TuningTrial read_tuning_trial(const Statement& s);
 
+// This machine's name, as runs record it ("" when it cannot be read).
+std::string host_name();
+
 // A JSON column's text parsed; an empty text reads as null.
 nlohmann::json parse_json(const std::string& text);
 

@@ -26,12 +26,6 @@ std::string random_uuid() {
   return buf;
 }
 
-std::string host_name() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof buf - 1) != 0) return "";
-  return buf;
-}
-
 void check_one_of(const std::string& what, const std::string& value,
                   std::initializer_list<const char*> valid) {
   std::string list;
@@ -77,7 +71,7 @@ int64_t Store::begin_run(const RunStart& run) {
               "INSERT INTO runs (uuid, kind, model, args, status, host, pid, created_at) "
               "VALUES (?, ?, ?, ?, 'running', ?, ?, ?)");
   s.bind(1, random_uuid()).bind(2, run.kind).bind(3, run.model).bind(4, run.args.dump());
-  s.bind(5, host_name()).bind(6, int64_t(getpid())).bind(7, utc_now());
+  s.bind(5, rows::host_name()).bind(6, int64_t(getpid())).bind(7, utc_now());
   s.run();
   return db_.last_insert_rowid();
 }

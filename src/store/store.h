@@ -45,6 +45,11 @@ class Store {
   void finish_run(int64_t run_id, Status status,
                   const nlohmann::json& summary = nlohmann::json::object());
   std::optional<RunRecord> run(int64_t run_id);
+  // Runs of one kind ("bench", ...), newest first (bench_queries.cc).
+  std::vector<RunRecord> runs_of_kind(const std::string& kind);
+  // Marks a stopped run "running" again, owned by this host and process, for a resumed
+  // `mgk bench`; returns it. Unknown id: UsageError.
+  RunRecord reopen_run(int64_t run_id);
 
   // ---- attempts and turns ----
   int64_t begin_attempt(const AttemptStart& attempt);

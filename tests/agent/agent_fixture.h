@@ -25,6 +25,7 @@
 #include "store/store.h"
 #include "support/scripted_server.h"
 #include "support/test_paths.h"
+#include "support/verdicts.h"
 
 namespace mgk::agent::testing {
 
@@ -57,23 +58,7 @@ inline eval::EvalResult mismatch_result() {
 }
 
 // Correct on two sizes, with the given speedups.
-inline eval::EvalResult correct_result(double small_speedup, double large_speedup) {
-  eval::EvalResult r;
-  r.verdict = eval::Verdict::kCorrect;
-  r.message = "correct";
-  for (auto [name, speedup] : {std::pair{"small", small_speedup}, std::pair{"large", large_speedup}}) {
-    eval::SizeResult s;
-    s.size = name;
-    s.correct = true;
-    s.trials_passed = 3;
-    s.reference = eval::Timing{100, 99, 101, 98, 100, {100, 99}};
-    s.candidate = eval::Timing{100 / speedup, 99 / speedup, 101 / speedup, 98 / speedup, 100,
-                               {100 / speedup, 99 / speedup}};
-    s.speedup = speedup;
-    r.sizes.push_back(s);
-  }
-  return r;
-}
+using test::correct_result;
 
 // Answers each judge() with the next scripted verdict and remembers what it judged. A
 // scripted step may be a function (to compile with real nvcc, or to press Ctrl-C).

@@ -32,6 +32,14 @@ TEST(Feedback, TheBestKernelIsJudgedByItsSlowestSize) {
   eval::EvalResult wrong = correct({timed("small", 20, 10)});
   wrong.verdict = eval::Verdict::kIncorrect;
   EXPECT_FALSE(min_speedup(wrong));
+  eval::SizeResult checked = timed("small", 20, 10);
+  checked.candidate.reset();  // ranks sharing a GPU: checked, never timed
+  checked.reference.reset();
+  checked.speedup = 0;
+  eval::EvalResult untimed = correct({checked});
+  EXPECT_FALSE(agent::timed(untimed));
+  EXPECT_FALSE(min_speedup(untimed)) << "not timed is not a speedup of 0";
+  EXPECT_TRUE(agent::timed(correct({timed("small", 20, 10)})));
 }
 
 TEST(Feedback, TheVerdictChoosesTheTemplate) {

@@ -69,6 +69,40 @@ TEST_F(GenerateCli, WithoutAGpuItSaysWhatToDoBeforeSpendingAnything) {
   EXPECT_EQ(server_.request_count(), 0u);
 }
 
+TEST_F(GenerateCli, ADryRunPrintsTheFirstPromptAndCallsNoModelEvenWithoutAKeyOrAGpu) {
+  auto e = env();
+  e.erase("OPENAI_API_KEY");
+  test::CliResult r = test::run_mgk(
+      {"generate", "--problem", "collectives/all_reduce", "--model", "openai:gpt-test", "--world", "4", "--dry-run"}, e);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  for (const char* part : {"attempts: 1 (1 problem(s) x 1 sample(s)), refine mode, up to 8 turns",
+                           "----- system -----", "----- user -----\n# Problem: collectives/all_reduce",
+                           "estimated tokens"})
+    EXPECT_NE(r.output.find(part), std::string::npos) << part << "\n" << r.output;
+  if (!test::gpus_available())
+    EXPECT_NE(r.output.find("pre-flight: a real run would stop here: no GPU to judge kernels on"), std::string::npos)
+        << r.output;
+  EXPECT_EQ(server_.request_count(), 0u);
+}
+
+TEST_F(GenerateCli, ACompileOnlySessionRunsWithoutAGpuAndTellsTheModelNothingRan) {
+  const std::string plain = "```cuda\n#include \"mgk/solution.h\"\nMGK_EXPORT int mgk_setup(mgk_ctx*) { return 0; }\n"
+                            "MGK_EXPORT void mgk_teardown(mgk_ctx*) {}\nMGK_EXPORT int mgk_run(mgk_ctx*, const "
+                            "mgk_tensor*, int, const mgk_tensor*, int, cudaStream_t) { return 0; }\n```\n";
+  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(plain)));
+  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(plain)));
+  test::CliResult r = test::run_mgk({"generate", "--problem", "collectives/all_reduce", "--model", "openai:gpt-test",
+                                     "--turns", "2", "--compile-only"},
+                                    env());
+  EXPECT_EQ(r.exit_code, 4) << r.output;  // the turn limit ended it with nothing correct (never run)
+  EXPECT_NE(r.output.find("turn 1/2  kernel  compiled"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("best kernel: none correct"), std::string::npos) << r.output;
+  auto requests = server_.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  const std::string feedback = requests[1].json["messages"].back()["content"];
+  EXPECT_NE(feedback.find("it was not run, checked or timed"), std::string::npos) << feedback;
+}
+
 // --- on the GPU machine ---
 
 std::filesystem::path expert_kernel() { return root_dir() / "problems/collectives/all_reduce/expert.cu"; }
@@ -102,6 +136,28 @@ TEST_F(GenerateCli, ARefineSessionOnTheGpusKeepsTheCorrectKernel) {
   EXPECT_NE(shown.output.find("correct"), std::string::npos) << shown.output;
   EXPECT_NE(shown.output.find("mgk_run"), std::string::npos) << "the kernel source is shown";
   std::cout << "---- mgk generate ----\n" << r.output << "---- mgk show " << id << " ----\n" << shown.output;
+}
+
+TEST_F(GenerateCli, OnOneGpuTheRanksShareItAndTheModelHearsNothingWasTimed) {
+  int gpus = 0;
+  if (!test::gpus_available(&gpus)) GTEST_SKIP() << "no GPU";
+  const std::string candidate = read_file(test::tests_dir() / "gpu/candidates/all_reduce.cu");
+  std::string common = read_file(test::tests_dir() / "gpu/candidates/simple_common.cuh");
+  common.erase(0, common.find("#pragma once") + 12);
+  std::string one_file = candidate;
+  one_file.replace(one_file.find("#include \"simple_common.cuh\""), 29, common);
+  for (int i = 0; i < 2; ++i)
+    server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(kernel_reply(one_file))));
+  test::CliResult r = test::run_mgk({"generate", "--problem", "collectives/all_reduce", "--model", "openai:gpt-test",
+                                     "--turns", "2", "--world", "4", "--gpus", "0,0,0,0"},
+                                    env());
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("turn 1/2  kernel  correct (not timed)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("(not timed: ranks share a GPU)"), std::string::npos) << r.output;
+  auto requests = server_.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  const std::string feedback = requests[1].json["messages"].back()["content"];
+  EXPECT_NE(feedback.find("The 4 ranks share one GPU here"), std::string::npos) << feedback;
 }
 
 TEST_F(GenerateCli, AShellSessionOnTheGpusEvaluatesInTheSandboxAndSubmits) {

@@ -92,7 +92,8 @@ TEST_F(Prompts, EveryFeedbackTemplateRendersFromAVerdict) {
   s.roofline_bound = "link";
   r.sizes.push_back(s);
   for (auto v : {eval::Verdict::kCorrect, eval::Verdict::kIncorrect, eval::Verdict::kCompileError,
-                 eval::Verdict::kRuntimeError, eval::Verdict::kTimeout, eval::Verdict::kInfrastructure}) {
+                 eval::Verdict::kRuntimeError, eval::Verdict::kTimeout, eval::Verdict::kInfrastructure,
+                 eval::Verdict::kCompiled}) {
     r.verdict = v;
     std::string text = render_feedback(lib_, r, 3, 8);
     EXPECT_NE(text.find("Turn 3 of 8"), std::string::npos) << feedback_template(r);
@@ -104,6 +105,36 @@ TEST_F(Prompts, EveryFeedbackTemplateRendersFromAVerdict) {
                                          {"submit_sentinel", kSubmitSentinel}}))
           << name;
   EXPECT_NO_THROW(lib_.render("feedback/shell_observation", {{"status", "exit 0"}, {"output", ""}}));
+}
+
+TEST_F(Prompts, ACorrectKernelNobodyTimedIsToldSoPlainly) {
+  eval::EvalResult r;
+  r.verdict = eval::Verdict::kCorrect;
+  r.world_size = 4;
+  for (const char* size : {"small", "odd"}) {
+    eval::SizeResult s;
+    s.size = size;
+    s.correct = true;
+    s.trials_passed = 3;
+    r.sizes.push_back(s);  // no timings: the ranks shared a GPU
+  }
+  EXPECT_EQ(feedback_template(r), "feedback/correct_untimed");
+  const std::string text = render_feedback(lib_, r, 2, 8);
+  for (const char* part : {"Turn 2 of 8", "correct at every size (small, odd)", "nothing\nwas timed",
+                           "The 4 ranks share one GPU here", "no\nspeedup, no roofline fraction and no time"})
+    EXPECT_NE(text.find(part), std::string::npos) << part << "\n" << text;
+  EXPECT_EQ(text.find("0.00"), std::string::npos) << "no made-up speedup: " << text;
+  EXPECT_EQ(verdict_summary(r), "correct (not timed)");
+}
+
+TEST_F(Prompts, ACompileOnlyVerdictSaysNothingRan) {
+  eval::EvalResult r;
+  r.verdict = eval::Verdict::kCompiled;
+  r.message = "compiled in 1.4 s";
+  EXPECT_EQ(feedback_template(r), "feedback/compiled");
+  const std::string text = render_feedback(lib_, r, 1, 2);
+  EXPECT_NE(text.find("your kernel compiled (compiled in 1.4 s)"), std::string::npos) << text;
+  EXPECT_NE(text.find("it was not run, checked or timed"), std::string::npos) << text;
 }
 
 TEST_F(Prompts, AnUnknownTemplateListsTheKnownOnes) {

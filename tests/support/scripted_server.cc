@@ -159,6 +159,11 @@ void ScriptedServer::push(ScriptedResponse response) {
   script_.push_back(std::move(response));
 }
 
+void ScriptedServer::respond_with(Responder responder) {
+  std::lock_guard<std::mutex> lock(mu_);
+  responder_ = std::move(responder);
+}
+
 std::string ScriptedServer::url() const { return "http://127.0.0.1:" + std::to_string(port_); }
 
 std::vector<RecordedRequest> ScriptedServer::requests() const {
@@ -260,10 +265,13 @@ void ScriptedServer::serve(int fd) {
   if (request.json.is_discarded()) request.json = nullptr;
 
   ScriptedResponse response;
+  Responder responder;
   {
     std::lock_guard<std::mutex> lock(mu_);
     requests_.push_back(request);
-    if (script_.empty()) {
+    if (script_.empty() && responder_) {
+      responder = responder_;
+    } else if (script_.empty()) {
       response = ScriptedResponse::json(
           500,
           {{"error",
@@ -278,6 +286,7 @@ void ScriptedServer::serve(int fd) {
       ++script_taken_;
     }
   }
+  if (responder) response = responder(request);
 
   switch (response.action) {
     case ScriptedResponse::Action::kDrop:

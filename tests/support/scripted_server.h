@@ -3,7 +3,9 @@
 // order: a status with headers and body (optionally after a delay), a dropped connection,
 // or a hang that lasts until the client gives up. Every request is recorded (method, path,
 // headers, body, body as JSON). When the script runs out the server answers 500 with
-// "x-should-retry: false" and a message saying so, so the test fails loudly and fast.
+// "x-should-retry: false" and a message saying so, so the test fails loudly and fast, unless
+// a responder is set: then it answers what the script does not, from the request itself
+// (for concurrent clients, whose order of arrival is not fixed).
 // Plain POSIX sockets; one thread per connection; Content-Length bodies only. Creating one
 // adds 127.0.0.1 to $no_proxy/$NO_PROXY so that a proxy in the environment is bypassed.
 #pragma once
@@ -11,6 +13,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -70,6 +73,10 @@ class ScriptedServer {
   ScriptedServer& operator=(const ScriptedServer&) = delete;
 
   void push(ScriptedResponse response);  // appends to the script
+  using Responder = std::function<ScriptedResponse(const RecordedRequest&)>;
+  // Answers every request the script does not (called on the connection's thread, so it
+  // must be thread-safe; a pure function of the request is).
+  void respond_with(Responder responder);
   int port() const { return port_; }
   std::string url() const;  // "http://127.0.0.1:<port>"
 
@@ -87,6 +94,7 @@ class ScriptedServer {
   std::atomic<bool> stopping_{false};
   mutable std::mutex mu_;
   std::deque<ScriptedResponse> script_;
+  Responder responder_;
   size_t script_taken_ = 0;
   std::vector<RecordedRequest> requests_;
   std::vector<std::thread> connections_;

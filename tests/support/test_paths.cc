@@ -19,6 +19,13 @@ std::filesystem::path tests_dir() {
 std::filesystem::path source_dir() { return tests_dir().parent_path(); }
 std::filesystem::path mgk_binary() { return build_dir() / "mgk"; }
 
+std::filesystem::path artifacts_dir() {
+  const char* e = std::getenv("MGK_TEST_ARTIFACTS");
+  std::filesystem::path dir = e && *e ? std::filesystem::path(e) : build_dir() / "test-artifacts";
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
 TempDir::TempDir(const std::string& prefix) {
   std::random_device rd;
   for (int attempt = 0; attempt < 100; ++attempt) {

@@ -10,6 +10,9 @@ std::filesystem::path build_dir();
 std::filesystem::path tests_dir();
 std::filesystem::path source_dir();  // the project root (problems/, primitives/, ...)
 std::filesystem::path mgk_binary();
+// Where tests leave files for people to look at (screenshots, reports): $MGK_TEST_ARTIFACTS,
+// else build_dir()/test-artifacts; created if missing.
+std::filesystem::path artifacts_dir();
 
 // A new empty directory under the system temp dir, removed when the object dies.
 class TempDir {

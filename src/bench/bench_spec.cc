@@ -1,0 +1,78 @@
+#include "bench/bench_spec.h"
+
+#include <algorithm>
+
+#include "common/error.h"
+#include "problems/catalog.h"
+
+namespace mgk::bench {
+
+nlohmann::json BenchSpec::identity() const {
+  nlohmann::json j{{"model", model},
+                   {"problems", problems},
+                   {"samples", samples},
+                   {"mode", mode},
+                   {"turns", turns},
+                   {"world", world},
+                   {"compile_only", compile_only},
+                   {"attempt_max_cost_usd", attempt_max_cost_usd},
+                   {"max_tokens", max_tokens},
+                   {"command_timeout_s", command_timeout_s},
+                   {"prompt_version", prompt_version}};
+  j["temperature"] = temperature ? nlohmann::json(*temperature) : nlohmann::json(nullptr);
+  j["reasoning_effort"] = reasoning_effort ? nlohmann::json(*reasoning_effort) : nlohmann::json(nullptr);
+  return j;
+}
+
+nlohmann::json BenchSpec::to_json() const {
+  nlohmann::json j = identity();
+  j["problem_list"] = problem_list;
+  j["jobs"] = jobs;
+  j["gpus"] = gpus;
+  j["max_cost_usd"] = max_cost_usd;
+  return j;
+}
+
+BenchSpec BenchSpec::from_json(const nlohmann::json& j, int64_t run_id) {
+  BenchSpec s;
+  try {
+    s.model = j.at("model").get<std::string>();
+    s.problems = j.at("problems").get<std::string>();
+    s.problem_list = j.at("problem_list").get<std::vector<std::string>>();
+    s.samples = j.at("samples").get<int>();
+    s.mode = j.at("mode").get<std::string>();
+    s.turns = j.at("turns").get<int>();
+    s.world = j.at("world").get<int>();
+    s.compile_only = j.at("compile_only").get<bool>();
+    s.attempt_max_cost_usd = j.at("attempt_max_cost_usd").get<double>();
+    s.max_tokens = j.at("max_tokens").get<int>();
+    s.command_timeout_s = j.at("command_timeout_s").get<double>();
+    s.prompt_version = j.at("prompt_version").get<std::string>();
+    if (!j.at("temperature").is_null()) s.temperature = j["temperature"].get<double>();
+    if (!j.at("reasoning_effort").is_null()) s.reasoning_effort = j["reasoning_effort"].get<std::string>();
+    s.jobs = j.at("jobs").get<int>();
+    s.gpus = j.at("gpus").get<std::vector<int>>();
+    s.max_cost_usd = j.at("max_cost_usd").get<double>();
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError("run " + std::to_string(run_id) + " was not started by this version of 'mgk bench' (" +
+                     e.what() + "); start a new run");
+  }
+  return s;
+}
+
+std::vector<std::string> expand_problems(const std::string& glob) {
+  std::vector<std::string> names = problems::match(glob);
+  if (names.empty()) {
+    std::string all;
+    for (const auto& n : problems::list_names()) all += (all.empty() ? "" : ", ") + n;
+    throw UsageError("--problems '" + glob + "' matches no problem (the suite: " + all + ")");
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+int world_for(const problems::Spec& spec, int requested) {
+  return std::clamp(requested, spec.min_world, std::max(spec.min_world, spec.max_world));
+}
+
+}  // namespace mgk::bench

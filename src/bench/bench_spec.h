@@ -1,0 +1,52 @@
+// A benchmark run as the user asked for it: which attempts it is made of (model, problems,
+// samples, mode, turns, ...) and how this machine runs them (jobs, GPUs, budget). Stored as
+// the run's args, so that `--resume RUN` continues it and a re-run with the same arguments
+// finds it. Shared by every executor (this process's threads today, Slurm tasks later).
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "problems/spec.h"
+
+namespace mgk::bench {
+
+struct BenchSpec {
+  // ---- what the attempts are: two runs that agree on these are the same benchmark ----
+  std::string model;                  // provider:model
+  std::string problems = "*";         // the glob the user gave
+  std::vector<std::string> problem_list;  // what it matched when the run began, sorted
+  int samples = 1;                    // attempts per problem (the n of pass@k)
+  std::string mode = "refine";        // refine | shell
+  int turns = 8;                      // per attempt (shell: steps)
+  int world = 2;                      // ranks, clamped to each problem's range
+  bool compile_only = false;          // the judge only compiles (no GPU needed)
+  double attempt_max_cost_usd = 3.0;  // per attempt; 0: none
+  int max_tokens = 16384;
+  std::optional<double> temperature;
+  std::optional<std::string> reasoning_effort;
+  double command_timeout_s = 600;     // shell mode
+  std::string prompt_version;         // prompts/VERSION when the run began
+
+  // ---- how this machine runs them: may change from one session of the run to the next ----
+  int jobs = 4;              // attempts in flight at once (model calls run concurrently)
+  std::vector<int> gpus;     // the GPUs evaluations may use (empty: every visible one)
+  double max_cost_usd = 0;   // the whole run, resumed sessions included; 0: none
+
+  nlohmann::json to_json() const;
+  // Reads what to_json wrote; UsageError naming the run when a field is missing or bad.
+  static BenchSpec from_json(const nlohmann::json& args, int64_t run_id);
+  // The fields that define the attempts, for finding a run to continue.
+  nlohmann::json identity() const;
+};
+
+// The problems a glob names, sorted; UsageError listing the suite when none match.
+std::vector<std::string> expand_problems(const std::string& glob);
+
+// The rank count a problem runs at: the requested one, raised or lowered into the problem's
+// [min_world, max_world].
+int world_for(const problems::Spec& spec, int requested);
+
+}  // namespace mgk::bench

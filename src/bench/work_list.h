@@ -1,0 +1,43 @@
+// What a benchmark run is made of, and what of it is left: the (problem, sample) attempts
+// it plans, matched against the attempts the store holds for the run. A pure function of
+// the two, so any executor (this process's threads, Slurm array tasks) decides alike what
+// is done, what to continue and what to start.
+#pragma once
+#include <compare>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/records.h"
+
+namespace mgk::bench {
+
+struct AttemptKey {
+  std::string problem;
+  int sample = 0;
+  auto operator<=>(const AttemptKey&) const = default;
+};
+
+// Every problem's sample 0 first, then every problem's sample 1, ...: a run stopped part
+// way has as many problems as possible covered.
+std::vector<AttemptKey> planned_attempts(const std::vector<std::string>& problems, int samples);
+
+struct WorkItem {
+  AttemptKey key;
+  std::optional<int64_t> continue_attempt;  // a stored attempt to resume; none: start one
+};
+
+struct WorkList {
+  std::vector<WorkItem> to_run;           // in plan order
+  std::vector<int64_t> finished;          // stored attempts that need nothing more
+};
+
+// A planned attempt is finished when its stored attempt is "done" (or "failed", unless
+// `retry_failed`); one left "running" (its process died) or "interrupted" is continued;
+// one the store does not hold is started. Where a key was stored twice, the newer attempt
+// counts. Stored attempts outside the plan are left alone.
+WorkList remaining_work(const std::vector<AttemptKey>& planned,
+                        const std::vector<store::AttemptSummary>& stored, bool retry_failed);
+
+}  // namespace mgk::bench

@@ -1,0 +1,402 @@
+// mgk bench: a benchmark run over many problems, several samples each, with one model.
+// Attempts run concurrently (--jobs), evaluations on disjoint GPU groups; every turn is
+// stored as it completes, so a run killed at any moment continues with --resume (or by
+// running the same command again) and loses nothing finished. Ends with the report.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <numeric>
+
+#include "agent/session_setup.h"
+#include "bench/attempt_runner.h"
+#include "bench/bench_spec.h"
+#include "bench/gpu_pool.h"
+#include "bench/local_executor.h"
+#include "bench/progress.h"
+#include "bench/work_list.h"
+#include "cli/commands.h"
+#include "cli/dry_run.h"
+#include "cli/options.h"
+#include "cli/preflight.h"
+#include "common/interrupt.h"
+#include "common/log.h"
+#include "llm/config.h"
+#include "problems/catalog.h"
+#include "report/bench_report.h"
+#include "report/render_data.h"
+#include "report/render_text.h"
+#include "store/history_table.h"
+#include "store/rows.h"
+
+namespace mgk::cli {
+namespace {
+
+struct BenchArgs {
+  std::string model, problems = "*", mode = "refine", gpus, reasoning_effort;
+  int samples = 1, turns = 0, world = 2, jobs = 4, max_tokens = 16384;
+  double max_cost = 0, attempt_max_cost = 3.0, temperature = 0, command_timeout = 600;
+  bool temperature_given = false, compile_only = false, dry_run = false, json = false, new_run = false,
+       retry_failed = false;
+  int64_t resume = 0;
+  std::vector<double> ps;
+};
+
+// The flags that define the attempts, by their key in BenchSpec::identity().
+const std::map<std::string, std::string> kIdentityFlags = {
+    {"--model", "model"},       {"--problems", "problems"},         {"--samples", "samples"},
+    {"--mode", "mode"},         {"--turns", "turns"},               {"--world", "world"},
+    {"--compile-only", "compile_only"}, {"--attempt-max-cost", "attempt_max_cost_usd"},
+    {"--max-tokens", "max_tokens"}, {"--temperature", "temperature"}, {"--reasoning-effort", "reasoning_effort"},
+    {"--command-timeout", "command_timeout_s"}};
+
+bench::BenchSpec spec_from_flags(const BenchArgs& a, const std::string& prompt_version) {
+  bench::BenchSpec s;
+  s.model = a.model;
+  s.problems = a.problems;
+  s.samples = a.samples;
+  s.mode = a.mode;
+  s.turns = a.turns > 0 ? a.turns : a.mode == "shell" ? 40 : 8;
+  s.world = a.world;
+  s.compile_only = a.compile_only;
+  s.attempt_max_cost_usd = a.attempt_max_cost;
+  s.max_tokens = a.max_tokens;
+  if (a.temperature_given) s.temperature = a.temperature;
+  if (!a.reasoning_effort.empty()) s.reasoning_effort = a.reasoning_effort;
+  s.command_timeout_s = a.command_timeout;
+  s.prompt_version = prompt_version;
+  s.jobs = a.jobs;
+  s.gpus = parse_int_list(a.gpus, "--gpus");
+  s.max_cost_usd = a.max_cost;
+  return s;
+}
+
+// The run is marked running by another process of this machine that still lives.
+bool alive_here(const store::RunRecord& r) {
+  if (r.status != store::Status::kRunning || !r.pid || r.host != store::rows::host_name()) return false;
+  return *r.pid != getpid() && (kill(pid_t(*r.pid), 0) == 0 || errno == EPERM);
+}
+
+// The run is marked running on another machine: whether that process lives is unknowable.
+bool running_elsewhere(const store::RunRecord& r) {
+  return r.status == store::Status::kRunning && r.host != store::rows::host_name();
+}
+
+struct Choice {
+  bench::BenchSpec spec;
+  int64_t run_id = 0;         // 0: a new run
+  int64_t complete_run = 0;   // a finished run with the same arguments: nothing to do
+};
+
+// --resume RUN, else the unfinished run with the same arguments (offered on a terminal,
+// taken otherwise), else a new run.
+Choice choose_run(const BenchArgs& a, const CLI::App& c, store::Store& store, const std::string& prompt_version) {
+  bench::BenchSpec fresh = spec_from_flags(a, prompt_version);
+  auto overlay_execution = [&](bench::BenchSpec& s) {
+    if (c.count("--jobs")) s.jobs = fresh.jobs;
+    if (c.count("--gpus")) s.gpus = fresh.gpus;
+    if (c.count("--max-cost")) s.max_cost_usd = fresh.max_cost_usd;
+  };
+  if (a.resume > 0) {
+    auto run = store.run(a.resume);
+    if (!run || run->kind != "bench")
+      throw UsageError("no bench run " + std::to_string(a.resume) + " in " + store.path().string());
+    if (alive_here(*run))
+      throw UsageError("run " + std::to_string(a.resume) + " is being run by process " + std::to_string(*run->pid) +
+                       "; let it finish or stop it first");
+    if (running_elsewhere(*run))
+      log::warning("run " + std::to_string(a.resume) + " is marked running on " + run->host +
+                   "; if a process there still works on it, both will work on the same attempts");
+    bench::BenchSpec s = bench::BenchSpec::from_json(run->args, run->id);
+    const nlohmann::json stored = s.identity(), given = fresh.identity();
+    for (const auto& [flag, key] : kIdentityFlags)
+      if (c.count(flag) && stored[key] != given[key])
+        throw UsageError("run " + std::to_string(a.resume) + " has " + flag + " " + stored[key].dump() +
+                         "; leave " + flag + " out to resume it (or start a new run)");
+    if (s.prompt_version != prompt_version)
+      log::warning("run " + std::to_string(run->id) + " began with prompts " + s.prompt_version +
+                   "; its remaining attempts use " + prompt_version);
+    overlay_execution(s);
+    return {s, run->id, 0};
+  }
+  if (a.model.empty()) throw UsageError("give --model (and --problems, --samples), or --resume RUN");
+  if (a.samples < 1) throw UsageError("--samples must be at least 1");
+  if (a.turns < 0 || (c.count("--turns") && a.turns < 1)) throw UsageError("--turns must be at least 1");
+  if (a.jobs < 1) throw UsageError("--jobs must be at least 1");
+  fresh.problem_list = bench::expand_problems(a.problems);
+  if (a.new_run) return {fresh, 0, 0};
+  for (const store::RunRecord& r : store.runs_of_kind("bench")) {
+    if (alive_here(r) || running_elsewhere(r)) continue;  // someone may be at work on it
+    bench::BenchSpec s;
+    try {
+      s = bench::BenchSpec::from_json(r.args, r.id);
+    } catch (const UsageError&) {
+      continue;  // written by another version
+    }
+    if (s.identity() != fresh.identity()) continue;
+    if (r.status == store::Status::kDone) return {s, 0, r.id};
+    const int finished =
+        int(bench::remaining_work(bench::planned_attempts(s.problem_list, s.samples), store.attempts_of_run(r.id), false)
+                .finished.size());
+    const std::string what = "run " + std::to_string(r.id) + " (started " + r.created_at + ") has the same arguments and " +
+                             std::to_string(finished) + " of " + std::to_string(s.problem_list.size() * size_t(s.samples)) +
+                             " attempts finished";
+    if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) && !a.json && !a.dry_run) {
+      std::cout << what << ". Continue it? [Y/n] " << std::flush;
+      std::string answer;
+      std::getline(std::cin, answer);
+      if (!answer.empty() && answer[0] != 'y' && answer[0] != 'Y') return {fresh, 0, 0};
+    } else {
+      log::info(what + ": continuing it (--new starts another run)");
+    }
+    overlay_execution(s);
+    return {s, r.id, 0};
+  }
+  return {fresh, 0, 0};
+}
+
+struct Prepared {
+  std::vector<problems::Spec> specs;
+  std::map<std::string, bench::ProblemSession> sessions;
+  std::vector<int> gpus;  // what the pool hands out
+};
+
+Prepared prepare(const bench::BenchSpec& s, const eval::MachineInfo& machine, const std::optional<eval::Peaks>& peaks,
+                 const agent::PromptLibrary& prompts) {
+  Prepared p;
+  p.gpus = s.gpus;
+  if (p.gpus.empty()) {
+    p.gpus.resize(machine.gpus.size());
+    std::iota(p.gpus.begin(), p.gpus.end(), 0);
+  }
+  if (!s.compile_only && !machine.gpus.empty())
+    for (int g : p.gpus)
+      if (g >= int(machine.gpus.size()))
+        throw UsageError("--gpus names GPU " + std::to_string(g) + ", but " + std::to_string(machine.gpus.size()) +
+                         " are visible (0.." + std::to_string(machine.gpus.size() - 1) +
+                         "; check CUDA_VISIBLE_DEVICES)");
+  for (const std::string& name : s.problem_list) {
+    problems::Spec spec = problems::load(name);
+    const int world = bench::world_for(spec, s.world);
+    agent::SessionChoices c;
+    c.mode = agent::mode_from_string(s.mode);
+    c.world_size = world;
+    c.limits = {s.turns, s.attempt_max_cost_usd, 0, 3};
+    c.sampling.max_tokens = s.max_tokens;
+    c.sampling.temperature = s.temperature;
+    c.sampling.reasoning_effort = s.reasoning_effort;
+    c.command_timeout_s = s.command_timeout_s;
+    c.topology = agent::topology_of(machine, world, peaks);
+    c.compile_only = s.compile_only;
+    // Shell mode sees only its group (CUDA_VISIBLE_DEVICES): its ranks share where the
+    // group has fewer GPUs than ranks.
+    const size_t distinct = std::min(size_t(world), p.gpus.size());
+    if (!s.compile_only && distinct < size_t(world)) {
+      std::vector<int> relative(distinct);
+      std::iota(relative.begin(), relative.end(), 0);
+      c.shell_gpus = bench::gpu_list(bench::rank_gpus(world, relative));
+    }
+    bench::ProblemSession ps;
+    ps.setup = agent::build_session_setup(prompts, spec, c);
+    ps.eval.problem = name;
+    ps.eval.world_size = world;
+    ps.eval.peaks = peaks;
+    ps.eval.compile_only = s.compile_only;
+    p.sessions.emplace(name, std::move(ps));
+    p.specs.push_back(std::move(spec));
+  }
+  return p;
+}
+
+void print_dry_run_of(const bench::BenchSpec& s, const Prepared& p, const eval::MachineInfo& machine,
+                      const llm::Config& llm_config) {
+  DryRun d;
+  d.model = s.model;
+  d.mode = s.mode;
+  d.turns = s.turns;
+  d.samples = s.samples;
+  d.max_tokens = s.max_tokens;
+  std::map<int, bool> worlds;
+  for (const auto& [name, ps] : p.sessions) {
+    d.problems.emplace_back(name, ps.eval.world_size);
+    worlds[ps.eval.world_size] = true;
+    d.first_prompts_chars +=
+        static_cast<long long>(ps.setup.prompt.system.size() + ps.setup.prompt.user.size()) * s.samples;
+  }
+  for (const auto& [world, unused] : worlds) {
+    std::vector<std::vector<int>> groups;
+    if (!s.compile_only && !p.gpus.empty()) groups = bench::GpuPool(p.gpus).groups(world);
+    d.groups.push_back(s.compile_only || !p.gpus.empty() ? group_line(world, groups, s.compile_only)
+                                                         : std::to_string(world) + " ranks: no GPU visible");
+  }
+  const auto& first = *p.sessions.begin();
+  d.example = first.first + " sample 0";
+  d.prompt = first.second.setup.prompt;
+  d.llm = &llm_config;
+  print_dry_run(std::cout, d);
+  report_preflight_for_dry_run(p.specs, machine, s.compile_only);
+}
+
+// Finished attempts of the run: what the progress display starts from.
+bench::Progress::Counts counts_of(store::Store& store, const std::vector<int64_t>& finished, double spent) {
+  bench::Progress::Counts c;
+  c.spent_usd = spent;
+  for (int64_t id : finished) {
+    report::AttemptResult r = report::classify(report::load_attempt(store, id));
+    ++c.done;
+    c.correct += r.outcome == report::Outcome::kCorrect;
+    c.fast += report::faster_than(r, 1);
+    c.compiled += r.outcome == report::Outcome::kCompiled;
+  }
+  return c;
+}
+
+std::string outcome_phrase(const report::AttemptResult& r) {
+  std::string s = report::describe(r.outcome);
+  if (r.speedup) s += " " + store::format_speedup(r.speedup);
+  else if (r.outcome == report::Outcome::kCorrect && !r.timed) s += " (not timed)";
+  return s;
+}
+
+ExitCode run_bench(const BenchArgs& a, const CLI::App& c, const Globals& g) {
+  store::Store store = open_store(g);
+  const agent::PromptLibrary prompts = agent::PromptLibrary::load_default();
+  install_interrupt_handler();
+  const std::atomic<bool>& interrupt = interrupt_flag();
+  Choice choice = choose_run(a, c, store, prompts.version());
+  const bench::BenchSpec& spec = choice.spec;
+  if (choice.complete_run && !a.dry_run) {
+    const std::string id = std::to_string(choice.complete_run);
+    std::cout << "run " << id << " with these arguments is complete: 'mgk report " << id
+              << "' shows it; give --new to run it again\n";
+    return ExitCode::kOk;
+  }
+
+  const eval::MachineInfo machine = eval::probe_machine();
+  const std::optional<eval::Peaks> peaks = spec.compile_only ? std::nullopt : stored_peaks(g, machine);
+  Prepared p = prepare(spec, machine, peaks, prompts);
+  const llm::Config llm_config = llm::load_config();
+  if (a.dry_run) {
+    print_dry_run_of(spec, p, machine, llm_config);
+    return ExitCode::kOk;
+  }
+  std::unique_ptr<llm::Provider> provider = llm::make_provider(spec.model, llm_config);  // a missing key, at once
+  preflight(p.specs, machine, {spec.compile_only, true});
+  throw_if_interrupted();  // Ctrl-C while the references compiled: no run is begun
+  std::unique_ptr<bench::GpuPool> pool;
+  if (!spec.compile_only) pool = std::make_unique<bench::GpuPool>(p.gpus);
+
+  int64_t run_id = choice.run_id;
+  if (run_id == 0) run_id = store.begin_run({"bench", spec.model, spec.to_json()});
+  else store.reopen_run(run_id);
+  const std::vector<bench::AttemptKey> planned = bench::planned_attempts(spec.problem_list, spec.samples);
+  const bench::WorkList work = bench::remaining_work(planned, store.attempts_of_run(run_id), a.retry_failed);
+  const double spent_before = store.run(run_id)->cost_usd;
+
+  const bench::Progress::Style style = a.json                     ? bench::Progress::Style::kJson
+                                       : isatty(STDOUT_FILENO) ? bench::Progress::Style::kLive
+                                                               : bench::Progress::Style::kLines;
+  const std::string title = "mgk bench run " + std::to_string(run_id) + ": " + spec.model + ", " + spec.mode +
+                            ", " + std::to_string(spec.problem_list.size()) + " problem(s) x " +
+                            std::to_string(spec.samples) + " sample(s), " + std::to_string(spec.jobs) + " job(s)" +
+                            (spec.compile_only ? ", compile only" : ", GPUs " + bench::gpu_list(p.gpus));
+  bench::Progress progress(std::cout, style, title, int(planned.size()), std::min(spec.jobs, int(work.to_run.size())),
+                           counts_of(store, work.finished, spent_before));
+
+  bench::LocalExecutor executor({spec.jobs, spec.max_cost_usd, spent_before, 5}, &interrupt);
+  bench::AttemptRunner runner(run_id, std::move(p.sessions),
+                              {provider.get(), &store, &prompts, pool.get(), &interrupt, &executor.stop_flag()});
+  executor.on_error = [&](const bench::WorkItem& item, const std::string& error) {
+    progress.note("error in " + item.key.problem + " sample " + std::to_string(item.key.sample) + ": " + error);
+  };
+  const bench::StopReason stop = executor.run(work.to_run, [&](const bench::WorkItem& item, int worker) {
+    bench::AttemptHooks hooks;
+    hooks.status = [&progress, worker](const std::string& s) { progress.worker(worker, s); };
+    hooks.on_turn = [&](const agent::TurnReport& t) { progress.spent(executor.add_spend(t.cost_usd)); };
+    const int64_t id = runner.run(item, hooks);
+    const report::AttemptResult r = report::classify(report::load_attempt(store, id));
+    if (r.outcome == report::Outcome::kUnfinished) {
+      progress.note(item.key.problem + " sample " + std::to_string(item.key.sample) + " (attempt " +
+                    std::to_string(id) + ") stopped before its end: a resume continues it");
+      return;
+    }
+    progress.attempt_done(item.key, id, outcome_phrase(r), r.outcome == report::Outcome::kCorrect,
+                          report::faster_than(r, 1), r.outcome == report::Outcome::kCompiled, r.cost_usd);
+  });
+  progress.close();
+
+  const bool complete =
+      bench::remaining_work(planned, store.attempts_of_run(run_id), false).to_run.empty();
+  report::RunReport rep = report::build_report(store, run_id, a.ps);
+  store.finish_run(run_id, complete ? store::Status::kDone : store::Status::kInterrupted,
+                   report::summary_json(rep.metrics));
+  rep.data.run = *store.run(run_id);  // its status and end as just stored
+  const std::string id = std::to_string(run_id);
+  if (a.json) {
+    std::cout << nlohmann::json{{"event", "report"}, {"run", run_id}, {"complete", complete},
+                                {"stopped", bench::to_string(stop)}, {"summary", report::summary_json(rep.metrics)}}
+                     .dump()
+              << std::endl;
+  } else {
+    std::cout << "\n" << report::render_text({rep}, false);
+    if (!complete)
+      std::cout << "\nstopped (" << bench::to_string(stop) << ") before the end: 'mgk bench --resume " << id
+                << "' continues" << (stop == bench::StopReason::kBudget ? " (with a larger --max-cost)" : "")
+                << "\n";
+    std::cout << "the report as HTML: mgk report " << id << " --format html -o report-" << id << ".html\n";
+  }
+  if (complete) return ExitCode::kOk;
+  switch (stop) {
+    case bench::StopReason::kBudget: return ExitCode::kLimit;  // the budget stopped new work: resumable
+    case bench::StopReason::kErrors: return ExitCode::kInfrastructure;
+    default: return ExitCode::kInterrupted;
+  }
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& root, Globals& g) {
+  auto a = std::make_shared<BenchArgs>();
+  CLI::App* c = root.add_subcommand("bench", "Run a model over many problems, several samples each; ends with the report");
+  c->add_option("--model", a->model, "provider:model, e.g. anthropic:claude-sonnet-4-5, openai:gpt-4o, vllm:qwen");
+  c->add_option("--problems", a->problems, "Problems, a glob: 'collectives/*', '*reduce*' (see 'mgk problems')")
+      ->capture_default_str();
+  c->add_option("--samples", a->samples, "Attempts per problem (the n of pass@k)")->capture_default_str();
+  c->add_option("--mode", a->mode, "refine (whole file per reply) or shell (one command per reply)")
+      ->check(CLI::IsMember({"refine", "shell"}))
+      ->capture_default_str();
+  c->add_option("--turns", a->turns, "Model calls per attempt (default: 8 in refine mode, 40 steps in shell mode)");
+  c->add_option("--world", a->world, "Ranks per problem, moved into each problem's allowed range")
+      ->capture_default_str();
+  c->add_option("--jobs", a->jobs, "Attempts in flight at once (model calls run concurrently)")->capture_default_str();
+  c->add_option("--gpus", a->gpus,
+                "GPUs evaluations may use, e.g. 0,1,2,3 (default: every visible one); with fewer GPUs than ranks "
+                "the ranks share them: checked, not timed");
+  c->add_option("--max-cost", a->max_cost,
+                "Stop new work once the whole run cost this many USD, resumed sessions included (0: no limit)")
+      ->capture_default_str();
+  c->add_option("--attempt-max-cost", a->attempt_max_cost, "Stop an attempt before a call once it cost this many USD")
+      ->capture_default_str();
+  c->add_option("--max-tokens", a->max_tokens, "Output tokens per reply")->capture_default_str();
+  c->add_option("--temperature", a->temperature, "Sampling temperature (default: the provider's)");
+  c->add_option("--reasoning-effort", a->reasoning_effort, "Passed to the provider: low, medium or high");
+  c->add_option("--command-timeout", a->command_timeout, "Shell mode: seconds a command may run")
+      ->capture_default_str();
+  c->add_option("--resume", a->resume, "Continue a stored bench run: skip what finished, continue what was cut off");
+  c->add_flag("--new", a->new_run, "Start a new run even where one with the same arguments exists");
+  c->add_flag("--retry-failed", a->retry_failed, "On resume, also continue attempts that failed with an error");
+  c->add_flag("--compile-only", a->compile_only, "The judge only compiles kernels (no GPU needed; nothing is checked)");
+  c->add_flag("--dry-run", a->dry_run,
+              "Print the attempts, GPU groups, one attempt's first prompt and a token estimate; call no model");
+  c->add_flag("--json", a->json, "Progress and the final summary as JSON lines");
+  c->add_option("--p", a->ps, "Extra speedup thresholds p for fast_p (0, 1, 1.5 and 2 are always shown)");
+  c->callback([a, c, &g] {
+    a->temperature_given = c->count("--temperature") > 0;
+    g.exit_code = run_bench(*a, *c, g);
+  });
+}
+
+}  // namespace mgk::cli

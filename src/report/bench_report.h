@@ -1,0 +1,29 @@
+// A bench run's report: the stored data, each attempt's result and the run's metrics,
+// computed once and rendered in every format (report/render_*.h). A deterministic
+// function of what the store holds: everything is sorted, and the only fields that
+// depend on when or how fast the run went are the run's ids and times and the wall_s
+// figures, so a run killed and resumed reports like one that never stopped.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "report/metrics.h"
+#include "report/outcome.h"
+#include "report/run_data.h"
+#include "store/store.h"
+
+namespace mgk::report {
+
+struct RunReport {
+  RunData data;
+  std::vector<AttemptResult> results;  // as data.attempts
+  RunMetrics metrics;
+};
+
+// `extra_ps`: speedup thresholds beyond 0, 1, 1.5 and 2. UsageError for an unknown run.
+RunReport build_report(store::Store& store, int64_t run_id, const std::vector<double>& extra_ps = {});
+
+// "run 12 (openai:gpt-4o, refine, 8 problems x 2 samples)" for headings.
+std::string run_title(const RunReport& r);
+
+}  // namespace mgk::report

@@ -1,0 +1,135 @@
+#include "report/outcome.h"
+
+#include "eval/evaluate.h"
+#include "report/statistics.h"
+
+#include <algorithm>
+
+namespace mgk::report {
+namespace {
+
+struct OutcomeName {
+  Outcome outcome;
+  const char* id;
+  const char* words;
+};
+constexpr OutcomeName kNames[] = {
+    {Outcome::kCorrect, "correct", "correct"},
+    {Outcome::kCompiled, "compiled", "compiled (not run)"},
+    {Outcome::kWrong, "wrong", "wrong"},
+    {Outcome::kHang, "hang", "hang"},
+    {Outcome::kCrash, "crash", "crash"},
+    {Outcome::kDidNotCompile, "did_not_compile", "did not compile"},
+    {Outcome::kRefused, "refused", "refused"},
+    {Outcome::kNoKernel, "no_kernel", "no kernel"},
+    {Outcome::kInfrastructure, "infrastructure", "infrastructure"},
+    {Outcome::kUnfinished, "unfinished", "unfinished"},
+};
+
+Outcome outcome_of(const store::EvaluationRecord& e) {
+  if (e.verdict == "correct") return Outcome::kCorrect;
+  if (e.verdict == "compiled") return Outcome::kCompiled;
+  if (e.verdict == "incorrect") return Outcome::kWrong;
+  if (e.verdict == "timeout") return Outcome::kHang;
+  if (e.verdict == "runtime_error") return Outcome::kCrash;
+  if (e.verdict == "compile_error")  // the evaluator's policy check words its refusals so
+    return e.message.rfind("refused", 0) == 0 ? Outcome::kRefused : Outcome::kDidNotCompile;
+  return Outcome::kInfrastructure;
+}
+
+std::optional<double> median_roofline(const nlohmann::json& result) {
+  std::vector<double> f;
+  for (const auto& s : result.value("sizes", nlohmann::json::array()))
+    if (s.contains("roofline_fraction") && s["roofline_fraction"].is_number())
+      f.push_back(s["roofline_fraction"].get<double>());
+  return median(f);
+}
+
+}  // namespace
+
+const char* to_string(Outcome o) {
+  for (const auto& n : kNames)
+    if (n.outcome == o) return n.id;
+  return "unknown";
+}
+
+const char* describe(Outcome o) {
+  for (const auto& n : kNames)
+    if (n.outcome == o) return n.words;
+  return "unknown";
+}
+
+std::vector<Outcome> all_outcomes() {
+  std::vector<Outcome> out;
+  for (const auto& n : kNames) out.push_back(n.outcome);
+  return out;
+}
+
+bool compiled_something(Outcome o) {
+  return o == Outcome::kCorrect || o == Outcome::kCompiled || o == Outcome::kWrong || o == Outcome::kHang ||
+         o == Outcome::kCrash;
+}
+
+std::string category_of(const std::string& problem) { return problem.substr(0, problem.find('/')); }
+
+bool faster_than(const AttemptResult& r, double p) {
+  return r.outcome == Outcome::kCorrect && r.timed && r.speedup && *r.speedup > p;
+}
+
+AttemptResult classify(const AttemptData& a) {
+  const store::AttemptSummary& s = a.summary;
+  AttemptResult r;
+  r.attempt_id = s.id;
+  r.problem = s.problem;
+  r.category = category_of(s.problem);
+  r.sample = s.sample;
+  r.world_size = s.world_size;
+  r.exit_reason = s.exit_reason;
+  r.turns = int(a.turns.size());
+  r.tokens_in = s.tokens_in;
+  r.tokens_out = s.tokens_out;
+  r.cost_usd = s.cost_usd;
+  for (const TurnView& t : a.turns) r.wall_s += t.latency_s;
+
+  const store::EvaluationRecord* best = nullptr;  // the evaluation the outcome rests on
+  for (const store::EvaluationRecord& e : a.evaluations) {
+    const double eval_s = e.result.value("wall_seconds", 0.0);
+    r.wall_s += eval_s > 0 ? eval_s : e.result.value("compile_seconds", 0.0);
+    if (!best || outcome_of(e) < outcome_of(*best)) {
+      best = &e;
+    } else if (outcome_of(e) == Outcome::kCorrect && e.speedup_min &&
+               (!best->speedup_min || *e.speedup_min > *best->speedup_min)) {
+      best = &e;  // among correct kernels the fastest; among untimed ones the first
+    }
+  }
+  for (const TurnView& t : a.turns) {
+    TurnVerdict v{t.index, t.action, "", ""};
+    for (const auto& e : a.evaluations)
+      if (e.turn_index == t.index) v.verdict = e.verdict, v.message = e.message;
+    r.turn_verdicts.push_back(v);
+  }
+
+  if (s.status == store::Status::kRunning || s.status == store::Status::kInterrupted) {
+    r.outcome = Outcome::kUnfinished;
+  } else if (best) {
+    r.outcome = outcome_of(*best);
+  } else {
+    r.outcome = s.status == store::Status::kFailed || s.exit_reason == "api_error" ? Outcome::kInfrastructure
+                                                                                 : Outcome::kNoKernel;
+  }
+  if (best) {
+    r.kernel_hash = best->kernel_hash;
+    if (auto it = a.sources.find(best->kernel_hash); it != a.sources.end()) r.features = detect_features(it->second);
+  }
+  if (best && outcome_of(*best) == Outcome::kCorrect) {
+    r.timed = best->speedup_min.has_value();
+    r.speedup = best->speedup_min;
+    if (r.timed) r.roofline_fraction = median_roofline(best->result);
+    else r.not_timed_because = eval::ranks_share_gpu(best->gpus) ? "ranks shared a GPU" : "not timed";
+  } else if (best && outcome_of(*best) == Outcome::kCompiled) {
+    r.not_timed_because = "compile only";
+  }
+  return r;
+}
+
+}  // namespace mgk::report

@@ -1,0 +1,204 @@
+// Reports built from a real SQLite store written through the Store API: what each attempt
+// came to, that a turn evaluated twice counts once, that the report does not depend on the
+// order attempts were written in, and the numbers each format carries.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+#include "common/error.h"
+
+#include "report/bench_report.h"
+#include "report/bench_store.h"
+#include "report/render_data.h"
+#include "report/render_text.h"
+#include "support/test_paths.h"
+
+namespace mgk::report {
+namespace {
+
+using namespace test;
+using eval::Verdict;
+
+class ReportStore : public ::testing::Test {
+ protected:
+  mgk::test::TempDir dir_{"mgk-report"};
+  store::Store store_ = store::Store::open(dir_.path() / "mgk.db");
+};
+
+TEST_F(ReportStore, ATurnEvaluatedTwiceCountsOnceTheLaterEvaluationStands) {
+  const int64_t run = begin_bench_run(store_, 1);
+  // Killed after storing turn 0's evaluation but before the turn itself ...
+  const int64_t id = record_attempt(store_, run, "collectives/all_reduce", 0, {}, store::Status::kRunning);
+  const std::string first = store_.put_kernel("int broken(");
+  auto e = store::EvaluationRecord::from_result(verdict(Verdict::kCompileError).to_json(), first);
+  e.attempt_id = id;
+  e.turn_index = 0;
+  store_.record_evaluation(e);
+  // ... then resumed: turn 0 answered again, judged again, stored.
+  const std::string second = store_.put_kernel(register_kernel("v2"));
+  store::TurnRecord t;
+  t.attempt_id = id;
+  t.index = 0;
+  t.action = "kernel";
+  t.kernel_hash = second;
+  store_.record_turn(t);
+  eval::EvalResult ok = timed_correct(1.5, 1.2);
+  ok.problem = "collectives/all_reduce";
+  auto e2 = store::EvaluationRecord::from_result(ok.to_json(), second);
+  e2.attempt_id = id;
+  e2.turn_index = 0;
+  store_.record_evaluation(e2);
+  store_.finish_attempt(id, {store::Status::kDone, "turns_exhausted", second});
+
+  AttemptData data = load_attempt(store_, id);
+  ASSERT_EQ(data.evaluations.size(), 1u);
+  EXPECT_EQ(data.evaluations[0].verdict, "correct");
+  AttemptResult r = classify(data);
+  EXPECT_EQ(r.outcome, Outcome::kCorrect);
+  EXPECT_DOUBLE_EQ(*r.speedup, 1.2);
+  ASSERT_EQ(r.turn_verdicts.size(), 1u);
+  EXPECT_EQ(r.turn_verdicts[0].verdict, "correct");
+}
+
+TEST_F(ReportStore, EachAttemptTakesTheFurthestItsKernelsGot) {
+  const int64_t run = begin_bench_run(store_, 1);
+  auto outcome_of = [&](const std::vector<ScriptTurn>& turns, store::Status status = store::Status::kDone,
+                        const std::string& exit = "turns_exhausted") {
+    static int n = 0;
+    return classify(load_attempt(store_, record_attempt(store_, run, "p/x" + std::to_string(n++), 0, turns, status, exit)))
+        .outcome;
+  };
+  EXPECT_EQ(outcome_of({kernel_turn("a", verdict(Verdict::kCompileError)), kernel_turn("b", verdict(Verdict::kIncorrect))}),
+            Outcome::kWrong);
+  EXPECT_EQ(outcome_of({kernel_turn("c", verdict(Verdict::kTimeout)), kernel_turn("d", verdict(Verdict::kCompileError))}),
+            Outcome::kHang);
+  EXPECT_EQ(outcome_of({kernel_turn("e", verdict(Verdict::kRuntimeError))}), Outcome::kCrash);
+  EXPECT_EQ(outcome_of({kernel_turn("f", verdict(Verdict::kCompileError, "does not compile: kernel.cu(3): error"))}),
+            Outcome::kDidNotCompile);
+  EXPECT_EQ(outcome_of({kernel_turn("g", verdict(Verdict::kCompileError,
+                                                 "refused before compiling: line 3: 'ncclAllReduce': candidates may "
+                                                 "not call NCCL"))}),
+            Outcome::kRefused);
+  EXPECT_EQ(outcome_of({prose_turn(), prose_turn(), prose_turn()}, store::Status::kDone, "format_errors"),
+            Outcome::kNoKernel);
+  EXPECT_EQ(outcome_of({}, store::Status::kFailed, "api_error"), Outcome::kInfrastructure);
+  EXPECT_EQ(outcome_of({kernel_turn("h", verdict(Verdict::kInfrastructure))}), Outcome::kInfrastructure);
+  EXPECT_EQ(outcome_of({kernel_turn("i", verdict(Verdict::kCompiled))}), Outcome::kCompiled);
+  EXPECT_EQ(outcome_of({kernel_turn("j", timed_correct(1, 1))}, store::Status::kRunning), Outcome::kUnfinished);
+  EXPECT_EQ(outcome_of({kernel_turn("k", timed_correct(1, 1))}, store::Status::kInterrupted, "interrupted"),
+            Outcome::kUnfinished);
+}
+
+TEST_F(ReportStore, TheBestCorrectKernelIsTheFastestAndItsSourceGivesTheDesign) {
+  const int64_t run = begin_bench_run(store_, 1);
+  const int64_t id = record_attempt(store_, run, "collectives/all_gather", 0,
+                                    {kernel_turn(register_kernel("slow"), timed_correct(1.2, 1.4, 0.3)),
+                                     kernel_turn(copy_engine_kernel("fast"), timed_correct(2.0, 1.8, 0.6)),
+                                     kernel_turn("int x(", verdict(Verdict::kCompileError))});
+  AttemptResult r = classify(load_attempt(store_, id));
+  EXPECT_EQ(r.outcome, Outcome::kCorrect);
+  EXPECT_TRUE(r.timed);
+  EXPECT_DOUBLE_EQ(*r.speedup, 1.8);  // the slowest size of the fastest kernel
+  EXPECT_DOUBLE_EQ(*r.roofline_fraction, 0.6);
+  EXPECT_EQ(*r.kernel_hash, sha256_of(copy_engine_kernel("fast")));
+  ASSERT_TRUE(r.features);
+  EXPECT_EQ(r.features->transfer, std::vector<std::string>{"copy_engine"});
+  EXPECT_EQ(r.turns, 3);
+  EXPECT_EQ(r.tokens_in, 1000 + 2000 + 3000);
+  EXPECT_DOUBLE_EQ(r.wall_s, 3 * 2.0 + 4 + 4 + 1.5);  // latencies, then evaluation (or compile) times
+}
+
+TEST_F(ReportStore, ACorrectKernelFromRanksSharingAGpuIsNotTimed) {
+  const int64_t run = begin_bench_run(store_, 1);
+  const int64_t id = record_attempt(store_, run, "collectives/broadcast", 0,
+                                    {kernel_turn(register_kernel("shared"), shared_correct(4))});
+  AttemptResult r = classify(load_attempt(store_, id));
+  EXPECT_EQ(r.outcome, Outcome::kCorrect);
+  EXPECT_FALSE(r.timed);
+  EXPECT_FALSE(r.speedup);
+  EXPECT_EQ(r.not_timed_because, "ranks shared a GPU");
+  // The store keeps the first correct kernel as the attempt's best even without a speedup.
+  EXPECT_EQ(*store_.attempt(id)->best_kernel_hash, sha256_of(register_kernel("shared")));
+
+  RunReport rep = build_report(store_, run);
+  EXPECT_EQ(rep.metrics.timing, "checked, not timed: ranks shared a GPU");
+  const std::string text = render_text({rep}, false);
+  EXPECT_NE(text.find("not timed"), std::string::npos) << text;
+  EXPECT_NE(text.find("100.0%"), std::string::npos) << text;  // pass@1
+}
+
+// Two samples of two problems, written in one order or the other (and, in the second
+// store, with a turn judged twice as a killed-and-resumed run leaves it).
+void write_run(store::Store& s, bool reversed) {
+  const int64_t run = begin_bench_run(s, 2);
+  std::vector<std::function<void()>> writes = {
+      [&] { record_attempt(s, run, "collectives/all_reduce", 0, {kernel_turn(register_kernel("a"), timed_correct(1.5, 1.25, 0.4))}); },
+      [&] { record_attempt(s, run, "collectives/all_reduce", 1, {kernel_turn("int y(", verdict(Verdict::kCompileError)), kernel_turn(register_kernel("b"), verdict(Verdict::kIncorrect))}); },
+      [&] { record_attempt(s, run, "tp/ag_gemm", 0, {prose_turn(), kernel_turn(copy_engine_kernel("c"), timed_correct(0.9, 0.8, 0.2))}); },
+      [&] { record_attempt(s, run, "tp/ag_gemm", 1, {kernel_turn(copy_engine_kernel("d"), verdict(Verdict::kTimeout))}); },
+  };
+  if (reversed) std::reverse(writes.begin(), writes.end());
+  for (auto& w : writes) w();
+}
+
+TEST_F(ReportStore, TheReportDependsOnTheResultsNotOnTheOrderTheyWereStored) {
+  write_run(store_, false);
+  store::Store other = store::Store::open(dir_.path() / "other.db");
+  other.begin_run({"generate", "x", {}});  // so the run ids differ too
+  write_run(other, true);
+  nlohmann::json a = report_json({build_report(store_, 1)}), b = report_json({build_report(other, 2)});
+  EXPECT_NE(a, b) << "the run's ids and times differ";
+  EXPECT_EQ(without_run_dependent_fields(a), without_run_dependent_fields(b));
+}
+
+TEST_F(ReportStore, JsonCsvAndTextCarryTheNumbers) {
+  write_run(store_, false);
+  RunReport rep = build_report(store_, 1, {1.25});
+  const nlohmann::json j = report_json({rep});
+  const nlohmann::json& m = j["runs"][0]["metrics"];
+  // pass@1: all_reduce 1/2, ag_gemm 1/2; pass@2: both 1.
+  EXPECT_DOUBLE_EQ(m["suite"]["pass_at_k"][0]["value"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(m["suite"]["pass_at_k"][1]["value"].get<double>(), 1.0);
+  EXPECT_EQ(m["thresholds"], nlohmann::json({0.0, 1.0, 1.25, 1.5, 2.0}));
+  // fast_1@1: only all_reduce sample 0 (1.25x) is faster than 1: (1/2 + 0) / 2.
+  EXPECT_DOUBLE_EQ(m["suite"]["fast_p_at_k"][1]["at_k"][0]["value"].get<double>(), 0.25);
+  // fast_1.25: 1.25 is not > 1.25.
+  EXPECT_DOUBLE_EQ(m["suite"]["fast_p_at_k"][2]["at_k"][0]["value"].get<double>(), 0.0);
+  EXPECT_NEAR(m["speedup_geomean"].get<double>(), std::sqrt(1.25 * 0.8), 1e-12);
+  EXPECT_DOUBLE_EQ(m["roofline_median"].get<double>(), 0.3);
+  EXPECT_EQ(m["outcomes"]["correct"], 2);
+  EXPECT_EQ(m["outcomes"]["wrong"], 1);
+  EXPECT_EQ(m["outcomes"]["hang"], 1);
+  EXPECT_EQ(m["categories"].size(), 2u);
+  const nlohmann::json& problems = j["runs"][0]["problems"];
+  ASSERT_EQ(problems.size(), 2u);
+  EXPECT_EQ(problems[0]["problem"], "collectives/all_reduce");
+  EXPECT_EQ(problems[0]["attempts"][1]["turn_verdicts"][0]["verdict"], "compile_error");
+
+  const std::string csv = render_csv({rep});
+  EXPECT_EQ(csv.substr(0, csv.find('\n')), "run,scope,name,sample,metric,k,p,value,note");
+  EXPECT_NE(csv.find("\n1,suite,all,,pass_at_k,1,,0.5,2 problem(s)\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\n1,suite,all,,fast_p_at_k,1,1,0.25,2 problem(s)\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\n1,attempt,tp/ag_gemm,1,outcome,,,hang,turns_exhausted\n"), std::string::npos) << csv;
+
+  const std::string md = render_text({rep}, true);
+  EXPECT_NE(md.find("| run 1 | all | 2 | 50.0% | 100.0% |"), std::string::npos) << md;
+  EXPECT_NE(md.find("- outcomes of 4 finished attempt(s): correct 2, wrong 1, hang 1"), std::string::npos) << md;
+}
+
+TEST_F(ReportStore, AKeyStoredTwiceCountsOnceTheNewerAttempt) {
+  const int64_t run = begin_bench_run(store_, 1);
+  record_attempt(store_, run, "collectives/scatter", 0, {kernel_turn("a(", verdict(Verdict::kCompileError))});
+  record_attempt(store_, run, "collectives/scatter", 0, {kernel_turn(register_kernel("s"), timed_correct(2, 2))});
+  RunReport rep = build_report(store_, run);
+  ASSERT_EQ(rep.results.size(), 1u);
+  EXPECT_EQ(rep.results[0].outcome, Outcome::kCorrect);
+}
+
+TEST_F(ReportStore, AnUnknownRunIsAUsageError) {
+  EXPECT_THROW(build_report(store_, 42), UsageError);
+}
+
+}  // namespace
+}  // namespace mgk::report
