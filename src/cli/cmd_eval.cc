@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "cli/progress_line.h"
 #include "common/file.h"
 #include "common/hash.h"
 #include "common/log.h"
@@ -80,7 +81,12 @@ ExitCode run_eval(const EvalArgs& a, const Globals& g) {
   // now, not after minutes of work whose result could then not be kept.
   std::optional<store::Store> store;
   if (!a.no_store) store = open_store(g);
-  eval::EvalResult r = eval::evaluate(o);
+  eval::EvalResult r;
+  {
+    ProgressLine progress;  // compiling, starting ranks, trial k/n, timing: on a terminal only
+    if (!a.json) o.progress = progress.callback();
+    r = eval::evaluate(o);
+  }
   // The bytes the evaluator compiled, not the file as it is now (it may have been edited).
   const std::string& source = r.source;
   if (a.json) std::cout << store::with_kernel_hash(r.to_json(), r.kernel_hash).dump(2) << "\n";

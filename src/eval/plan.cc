@@ -9,7 +9,9 @@ namespace mgk::eval {
 
 namespace {
 
-wire::TensorPlan tensor_plan(const problems::ResolvedTensor& t, bool output, int world) {
+// `vars`: the preset's dims, W and R, which a tolerance factor may use (a K-term dot
+// product's bound grows with K, a sum over ranks with W).
+wire::TensorPlan tensor_plan(const problems::ResolvedTensor& t, bool output, const expr::Vars& vars) {
   wire::TensorPlan p;
   p.name = t.name;
   p.dtype = t.dtype;
@@ -30,7 +32,7 @@ wire::TensorPlan tensor_plan(const problems::ResolvedTensor& t, bool output, int
     case problems::ToleranceKind::kExact: p.check.kind = wire::CheckKind::kExact; break;
     case problems::ToleranceKind::kRounding:
       p.check.kind = wire::CheckKind::kRounding;
-      p.check.factor = expr::evaluate(tol.factor, expr::Vars{{"W", double(world)}});
+      p.check.factor = expr::evaluate(tol.factor, vars);
       p.check.unit_roundoff = problems::unit_roundoff(t.dtype);
       break;
     case problems::ToleranceKind::kAllclose:
@@ -48,8 +50,8 @@ wire::PresetPlan preset_plan(const problems::Resolved& r) {
   wire::PresetPlan p;
   for (const auto& [k, v] : r.dims)
     if (k != "R") p.dims.push_back({k, int64_t(v)});
-  for (const auto& t : r.inputs) p.inputs.push_back(tensor_plan(t, false, r.world_size));
-  for (const auto& t : r.outputs) p.outputs.push_back(tensor_plan(t, true, r.world_size));
+  for (const auto& t : r.inputs) p.inputs.push_back(tensor_plan(t, false, r.dims));
+  for (const auto& t : r.outputs) p.outputs.push_back(tensor_plan(t, true, r.dims));
   return p;
 }
 

@@ -182,6 +182,25 @@ TEST_F(ScriptedEval, BadUsageIsExit64) {
   EXPECT_NE(dir.output.find("is a directory, not a kernel file"), std::string::npos) << dir.output;
 }
 
+// What it is doing, on a terminal only: a pseudo-terminal (util-linux `script`) sees the
+// progress line; a pipe sees none of it.
+TEST_F(ScriptedEval, ProgressGoesToATerminalAndNowhereElse) {
+  std::string cmd = mgk_binary().string();
+  for (auto& a : args()) {
+    if (a == "--json") continue;
+    cmd += " '" + a + "'";
+  }
+  std::string env_prefix;
+  for (auto& [k, v] : env("correct")) env_prefix += k + "='" + v + "' ";
+  auto tty = process::run_tool({"script", "-qec", env_prefix + cmd, "/dev/null"}, std::chrono::seconds(300));
+  EXPECT_EQ(tty.exit_code, 0) << tty.output;
+  EXPECT_NE(tty.output.find("mgk: compiling the reference"), std::string::npos) << tty.output;
+  EXPECT_NE(tty.output.find("mgk: size small: trial 1/2"), std::string::npos) << tty.output;
+  EXPECT_NE(tty.output.find("mgk: size small: candidate timing, block 5/5"), std::string::npos) << tty.output;
+  CliResult piped = run_mgk(args(), env("correct"));
+  EXPECT_EQ(piped.output.find("compiling the reference"), std::string::npos) << piped.output;
+}
+
 TEST_F(ScriptedEval, NoGpuIsSaidInOneLineWithTheWayOut) {
   CliResult r = run_mgk(args(), env("nogpu"));
   EXPECT_EQ(r.exit_code, 3) << r.output;

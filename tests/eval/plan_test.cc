@@ -1,0 +1,39 @@
+// The whole suite resolved as an evaluation resolves it (eval/plan): every preset, every
+// rank, at 2, 4 and 8 ranks, tolerance factors evaluated with the preset's dims.
+#include "eval/plan.h"
+
+#include <gtest/gtest.h>
+
+#include "problems/catalog.h"
+
+namespace mgk::eval {
+namespace {
+
+TEST(Plan, EveryProblemPlansAtTwoFourAndEightRanks) {
+  for (const auto& name : problems::list_names()) {
+    SCOPED_TRACE(name);
+    const problems::Spec spec = problems::load(name);
+    for (int w : {2, 4, 8}) {
+      EvalPlan plan = plan_evaluation(name, spec.size_names, "", w);
+      ASSERT_EQ(plan.sizes.size(), spec.size_names.size());
+      for (const auto& s : plan.sizes) {
+        ASSERT_EQ(int(s.ranks.size()), w);
+        for (const auto& r : s.ranks)
+          for (const auto& o : r.outputs)
+            if (o.check.kind == wire::CheckKind::kRounding) {
+              EXPECT_GT(o.check.factor, 0) << o.name;
+              EXPECT_GT(o.check.unit_roundoff, 0) << o.name;
+            }
+      }
+    }
+  }
+}
+
+TEST(Plan, AToleranceFactorMayUseThePresetsDims) {
+  // all_reduce's factor is "W + 1": 3 at two ranks, 9 at eight.
+  EXPECT_DOUBLE_EQ(plan_evaluation("collectives/all_reduce", {"small"}, "", 2).sizes[0].ranks[0].outputs[0].check.factor, 3);
+  EXPECT_DOUBLE_EQ(plan_evaluation("collectives/all_reduce", {"small"}, "", 8).sizes[0].ranks[1].outputs[0].check.factor, 9);
+}
+
+}  // namespace
+}  // namespace mgk::eval
