@@ -8,6 +8,10 @@
 #          showcase,microbench (shared and suite: ranks sharing GPU 0, so one GPU is enough; not in the
 #          default set. suite: `mgk bench` over the whole suite, 2 samples, a scripted model; it needs
 #          bench_tests in BIN and leaves bench-gpu-report.{md,json,html} in OUT)
+#          badcands: every bad candidate with ranks sharing GPU 0, one verdict line each.
+#          sandbox: the candidate sandbox's CPU test, run here too (no bubblewrap here: namespaces).
+# Ends with one line per step (passed, failed, skipped) and exits non-zero when any step failed.
+# MGK_HARNESS overrides the harness (e.g. a broken one, to see the GPU tests fail, not skip).
 set -uo pipefail
 out="${1:?usage: device-check.sh OUT [BIN] [STEPS]}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -15,12 +19,37 @@ bin="$(cd "${2:-$root/build}" && pwd)"
 steps=",${3:-env,doctor,calibrate,tests,agent,bench,tune,repeat,overhead,microbench},"
 mkdir -p "$out"
 export MGK_ROOT="$root" MGK_HOME="${MGK_HOME:-/tmp/mgk-home}" MGK_DB="${MGK_DB:-/tmp/mgk-device.db}"
-export MGK_TEST_BUILD_DIR="$bin" MGK_TEST_SOURCE_DIR="$root/tests" MGK_HARNESS="$bin/mgk-harness"
+export MGK_TEST_BUILD_DIR="$bin" MGK_TEST_SOURCE_DIR="$root/tests" MGK_HARNESS="${MGK_HARNESS:-$bin/mgk-harness}"
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 export PATH="/usr/local/cuda/bin:$PATH" LD_LIBRARY_PATH="/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 mgk="$bin/mgk"
+# A test binary: beside mgk in a flat folder, or under tests/ in a build tree.
+tbin() { if [ -x "$bin/$1" ]; then echo "$bin/$1"; else echo "$bin/tests/$1"; fi; }
 want() { [[ "$steps" == *",$1,"* ]]; }
 section() { echo; echo "===== $* ($(date -u +%H:%M:%S))"; }
+summary=()
+any_failed=0
+# record STEP PASSED FAILED SKIPPED
+record() {
+  summary+=("$(printf '%-10s %3d passed, %3d failed, %3d skipped' "$1" "$2" "$3" "$4")")
+  [ "$3" -gt 0 ] && any_failed=1
+  return 0
+}
+# gtest STEP LOG BINARY [ARGS...]: runs a googletest binary, keeps its log, records its counts
+# (a binary that dies without a failure line counts as one failure).
+gtest() {
+  local step="$1" log="$2"
+  shift 2
+  "$@" --gtest_color=no > "$log" 2>&1
+  local rc=$?
+  local p f s
+  p=$(grep -cE '^\[       OK \] .* \([0-9]+ ms\)$' "$log")
+  f=$(grep -cE '^\[  FAILED  \] .* \([0-9]+ ms\)$' "$log")
+  s=$(grep -cE '^\[  SKIPPED \] .* \([0-9]+ ms\)$' "$log")
+  [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1
+  grep -E "^\[ *(RUN|OK|FAILED|SKIPPED|PASSED) *\]|Failure|Expected|Which is|rejected:|skipped:|error" "$log" | head -400
+  record "$step" "$p" "$f" "$s"
+}
 
 if want env; then
   section environment
@@ -32,12 +61,12 @@ if want doctor; then section mgk doctor; "$mgk" doctor; fi
 if want calibrate; then section mgk calibrate; "$mgk" calibrate; fi
 if want tests; then
   section GPU tests
-  "$bin/gpu_tests" --gtest_color=no 2>&1 | tee "$out/gpu_tests.log" | grep -E "^\[ *(RUN|OK|FAILED|SKIPPED|PASSED) *\]|Failure|Expected|Which is|verdict|error" | head -300
+  gtest tests "$out/gpu_tests.log" "$(tbin gpu_tests)" ${GPU_TESTS_FILTER:+--gtest_filter=$GPU_TESTS_FILTER}
 fi
 if want agent; then
   section "agent on the GPUs: scripted model over loopback HTTP, real evaluator; tuner end to end"
-  "$bin/agent_tests" --gtest_color=no --gtest_filter='GenerateCli.*' 2>&1 | tee "$out/agent_tests.log" | tail -80
-  "$bin/tune_tests" --gtest_color=no --gtest_filter='TuneCli.*' 2>&1 | grep -E "^\[|Failure|Expected|Which is" | tail -20
+  gtest agent "$out/agent_tests.log" "$(tbin agent_tests)" --gtest_filter='GenerateCli.*'
+  [ -x "$(tbin tune_tests)" ] && gtest tune-cli "$out/tune_tests.log" "$(tbin tune_tests)" --gtest_filter='TuneCli.*'
 fi
 if want bench; then
   section "collective benchmarks: expert vs NCCL (mgk eval, every preset)"
@@ -70,24 +99,54 @@ PY
 fi
 if want shared; then
   section "ranks sharing GPU 0 (correctness only, not timed): every expert at world ${SHARED_WORLDS:-2 4 8}"
+  shared_ok=0
+  shared_bad=0
   for w in ${SHARED_WORLDS:-2 4 8}; do
     gpus="0$(printf ',0%.0s' $(seq 2 "$w"))"
     for p in all_reduce all_gather reduce_scatter all_to_all broadcast reduce scatter gather; do
       start=$(date +%s%N)
       "$mgk" eval "collectives/$p" --expert --gpus "$gpus" --size "${SHARED_SIZES:-tiny,small,medium,odd}" --no-store --json \
         > "$out/shared-$p-$w.json" 2>>"$out/shared.err"
-      python3 -c "
+      verdict=$(python3 -c "
 import json,sys; r=json.load(open(sys.argv[1]))
 print('  W=%s %-15s %-10s %s' % ('$w', '$p', r['verdict'], r['message'][:160]))" "$out/shared-$p-$w.json" 2>/dev/null ||
-        echo "  W=$w $p: no JSON (see shared.err)"
+        echo "  W=$w $p: no JSON (see shared.err)")
+      echo "$verdict"
+      if [[ "$verdict" == *" correct "* ]]; then shared_ok=$((shared_ok + 1)); else shared_bad=$((shared_bad + 1)); fi
       echo "      ($(( ($(date +%s%N) - start) / 1000000 )) ms)"
     done
   done
+  record shared "$shared_ok" "$shared_bad" 0
 fi
 if want suite; then
   section "mgk bench: the whole suite, 2 samples, scripted model over loopback HTTP, every rank on GPU 0 (checked, not timed)"
-  MGK_TEST_ARTIFACTS="$out" "$bin/bench_tests" --gtest_color=no --gtest_filter='BenchCli.WholeSuiteOnOneGpuRanksSharingIt' \
-    2>&1 | tee "$out/bench_suite.log" | grep -vE "^\[[0-9]+/" | tail -80
+  MGK_TEST_ARTIFACTS="$out" gtest suite "$out/bench_suite.log" "$(tbin bench_tests)" \
+    --gtest_filter='BenchCli.WholeSuiteOnOneGpuRanksSharingIt'
+  tail -60 "$out/bench_suite.log"
+fi
+if want badcands; then
+  section "every bad candidate with ranks sharing GPU 0: the verdict and why"
+  bad_ok=0
+  bad_bad=0
+  for f in "$root"/tests/bad_candidates/*.cu; do
+    name=$(basename "$f" .cu)
+    "$mgk" eval collectives/all_reduce "$f" --gpus 0,0 --trials 2 --timeout 10 --no-store --json > "$out/bad-$name.json" 2>>"$out/bad.err"
+    line=$(python3 -c "
+import json,sys; r=json.load(open(sys.argv[1])); s=(r.get('sizes') or [{}])[-1]
+print('%-20s %-14s %s' % ('$name', r['verdict'], (s.get('failure') or r['message'])[:170]))" "$out/bad-$name.json" 2>/dev/null ||
+      echo "$name: no JSON (see bad.err)")
+    echo "  $line"
+    # Every one is wrong; the ones only timing or ranks running at once can show are expected to pass here.
+    case "$name" in
+      no_start_sync|skips_unchecked|reads_api_key) ;;
+      *) if [[ "$line" == *" correct "* || "$line" == *"no JSON"* ]]; then bad_bad=$((bad_bad + 1)); else bad_ok=$((bad_ok + 1)); fi ;;
+    esac
+  done
+  record badcands "$bad_ok" "$bad_bad" 0
+fi
+if want sandbox; then
+  section "the candidate's sandbox on this machine (isolation: $("$mgk" doctor 2>/dev/null | grep -i -m1 -E 'isolation|bubblewrap' || true))"
+  gtest sandbox "$out/sandbox.log" "$(tbin eval_tests)" --gtest_filter='*CandidateSandbox*:ScriptedEval.*'
 fi
 if want tune; then
   section "tuning expert collectives at the small size (mgk tune), then default vs tuned (mgk eval)"
@@ -137,4 +196,7 @@ if want microbench; then
     echo "mgk-microbench not built"
   fi
 fi
-section done
+section summary
+for line in "${summary[@]}"; do echo "  $line"; done
+[ "$any_failed" -eq 0 ] && echo "  all steps passed" || echo "  SOME STEPS FAILED"
+exit "$any_failed"

@@ -101,6 +101,7 @@ TEST_F(GpuEval, EveryBadCandidateIsRejectedForItsReason) {
       expect_verdict(r, b.verdict);
       expect_message(r, b.part);
     }
+    print_verdict(b.file, r);
   }
 }
 

@@ -86,6 +86,7 @@ TEST_F(SharedGpuEval, EveryBadCandidateIsRejectedForItsReason) {
       expect_verdict(r, b.verdict);
       expect_message(r, b.part);
     }
+    print_verdict(b.file, r);
     if (std::string(b.file) == "forgets_tail") expect_message(r, "incorrect at size odd");
   }
 }

@@ -1,6 +1,7 @@
 #include "support/mgk_cli.h"
 
 #include <cstdlib>
+#include <iostream>
 #include <filesystem>
 
 #include "process/run.h"
@@ -95,6 +96,15 @@ void expect_verdict(const CliResult& r, const std::string& verdict, const std::s
   if (!failure_part.empty())
     EXPECT_NE(last.value("failure", "").find(failure_part), std::string::npos)
         << "expected '" << failure_part << "' in the failure: " << r.output;
+}
+
+void print_verdict(const std::string& name, const CliResult& r) {
+  auto j = r.json();
+  std::string why = j.is_null() ? r.output.substr(0, 200) : j.value("message", "");
+  if (!j.is_null() && j.contains("sizes") && !j["sizes"].empty() && !j["sizes"].back().value("failure", "").empty())
+    why = "at size " + j["sizes"].back().value("size", "") + ": " + j["sizes"].back().value("failure", "");
+  std::cout << "rejected: " << name << ": " << (j.is_null() ? "no JSON" : j.value("verdict", "?")) << ": "
+            << why.substr(0, 240) << std::endl;
 }
 
 void expect_message(const CliResult& r, const std::string& part) {

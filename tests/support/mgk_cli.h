@@ -31,6 +31,9 @@ void expect_verdict(const CliResult& r, const std::string& verdict, const std::s
 // runtime errors, hangs).
 void expect_message(const CliResult& r, const std::string& part);
 
+// One line for the log: "rejected: NAME: VERDICT: why".
+void print_verdict(const std::string& name, const CliResult& r);
+
 // What `mgk-harness probe` says of this machine, asked once per process.
 struct GpuProbe {
   enum class State {
