@@ -81,6 +81,8 @@ class CandidateProcess : public mgk::sandbox::SolutionHost {
 
   bool on(const cand::Init& m, const Fds&, wire::Reply& r) {
     device_ = m.device;
+    rank_ = m.rank;
+    world_ = m.world;
     cudaDeviceProp prop;
     if (cudaSetDevice(device_) != cudaSuccess || cudaGetDeviceProperties(&prop, device_) != cudaSuccess)
       throw std::runtime_error("cannot use GPU " + std::to_string(device_));
@@ -100,8 +102,7 @@ class CandidateProcess : public mgk::sandbox::SolutionHost {
   }
   bool on(const cand::Setup& m, const Fds&, wire::Reply&) {
     if (!solution_) throw std::runtime_error("setup before load");
-    rank_ = m.rank;
-    world_ = m.world;
+    if (m.rank != rank_ || m.world != world_) throw std::runtime_error("setup for another rank than this process's");
     input_sets_.clear();
     for (const auto& set : m.input_sets) {
       input_sets_.emplace_back();

@@ -50,7 +50,7 @@ void CandidateLink::serve(const wire::Request& r) {
   wire::send(channel_, resp, fds);
 }
 
-void CandidateLink::init(int device) { command(wire::cand::Init{device}); }
+void CandidateLink::init(int device, int rank, int world) { command(wire::cand::Init{device, rank, world}); }
 
 void CandidateLink::load(const std::string& library) { command(wire::cand::Load{library}); }
 

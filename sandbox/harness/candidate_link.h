@@ -24,7 +24,7 @@ class CandidateLink {
  public:
   CandidateLink(int fd, BrokerClient& broker, BufferPool& pool);
 
-  void init(int device);
+  void init(int device, int rank, int world);
   void load(const std::string& library);
   // Maps `b` into the candidate (once per buffer); returns the id Setup refers to it by.
   int share(const SharedBuffer& b);

@@ -282,24 +282,22 @@ wire::Verdict Preset::judge(int set, uint64_t seed, const std::vector<unsigned l
     throw std::runtime_error(std::string(e.what()) + " (the oracle: a bug in mgk's suite)");
   }
   ck(cudaStreamSynchronize(stream_), "oracle");
+  // Both must hold: the outputs as the stream finished (the snapshot: work left running on
+  // another stream, or a peer still writing, shows there) and as they are now (work that
+  // went on after the stream finished could still have changed them).
   wire::Verdict v;
-  std::vector<void*> snapshots;
+  std::vector<void*> snapshots, live;
   for (auto* b : snapshot_buffers_) snapshots.push_back(b->mapping.local());
-  if (auto snap = compare(snapshots)) {
-    std::vector<void*> live;
-    for (auto& t : outputs_) live.push_back(t.data);
-    auto final_state = compare(live);
-    v.correct = false;
-    if (!final_state) {
-      v.kind = wire::FailureKind::kIncomplete;
-      v.failure = "outputs were incomplete when the work enqueued on the timed stream finished: "
-                  "work on another stream (or a peer still writing) was not joined back before returning";
-      v.mismatch = snap;
-    } else {
-      v.kind = wire::FailureKind::kMismatch;
-      v.failure = "output mismatch";
-      v.mismatch = final_state;
-    }
+  for (auto& t : outputs_) live.push_back(t.data);
+  auto snap = compare(snapshots);
+  auto final_state = compare(live);
+  if (final_state) {
+    v = {false, wire::FailureKind::kMismatch, "output mismatch", final_state};
+  } else if (snap) {
+    v = {false, wire::FailureKind::kIncomplete,
+         "outputs were incomplete when the work enqueued on the timed stream finished: "
+         "work on another stream (or a peer still writing) was not joined back before returning",
+         snap};
   }
   for (size_t o = 0; o < outputs_.size(); ++o) {
     size_t n = size_t(std::max<int64_t>(out_plans_[o].numel, 1));

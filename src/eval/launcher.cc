@@ -143,8 +143,7 @@ void RankGroup::start(const GroupSpec& spec) {
     s.env = runner::scrubbed_environment(parent, {}, scratch, runner::EnvPolicy::kCandidate);
     std::vector<fs::path> reads = spec.candidate_reads;
     reads.push_back(spec.candidate->parent_path());
-    runner::SandboxLayout layout = runner::layout_hiding_home(scratch, parent, s.env, reads);
-    layout.drop_capabilities = true;
+    const runner::SandboxLayout layout = runner::layout_hiding_home(scratch, parent, s.env, reads);
     runner::Sandbox sandbox(how, layout);
     s.argv = sandbox.command({spec.candidate->string(), "--fd", std::to_string(pair[1].fd)});
     s.hook = sandbox.hook();

@@ -27,7 +27,6 @@ std::string try_sandbox(const IsolationStatus& how) {
   try {
     SandboxLayout layout;
     layout.writable_dir = fs::temp_directory_path();
-    layout.drop_capabilities = true;
     Sandbox sandbox(how, layout);
     process::RunSpec trial;
     trial.argv = sandbox.command({"true"});

@@ -48,7 +48,11 @@ struct SandboxLayout {
   std::vector<std::filesystem::path> hidden;     // each replaced by an empty tmpfs
   std::vector<std::filesystem::path> read_only;  // bound read-only (after hiding)
   bool gpus = true;                              // bubblewrap: bind /dev/nvidia* (those that exist)
-  bool drop_capabilities = false;                // none at all, even as root
+  // No capabilities at all, even as root: with them, a process could read the memory of
+  // anything in its sandbox, remount, or leave its namespaces. A nested sandbox (mgk eval
+  // inside a shell-mode command) then needs user namespaces; where they are not allowed it
+  // runs without its own isolation, inside the outer one, and says so.
+  bool drop_capabilities = true;
 };
 
 // The bwrap command line that runs a command inside `layout`; the command's argv follows.

@@ -109,6 +109,22 @@ void put(const char* s) { (void)!::write(2, s, std::strlen(s)); }
   ::_exit(process::kChildSetupFailed);
 }
 
+// fork(); the parent keeps no descriptor (not the spawner's exec-error pipe either, which
+// would otherwise wait for it), waits for the child and exits with its status (a signal as
+// 128 + signal); the child returns, to die with its parent.
+void fork_and_wait_in_parent() {
+  pid_t pid = ::fork();
+  if (pid < 0) die("fork");
+  if (pid > 0) {
+    ::syscall(SYS_close_range, 0U, ~0U, 0U);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+  }
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+}
+
 void write_file(const char* path, const std::string& text) {
   int fd = ::open(path, O_WRONLY | O_CLOEXEC);
   if (fd < 0) die("open", path);
@@ -163,18 +179,8 @@ void enter(const void* context) {
     write_file("/proc/self/gid_map", p.gid_map);
   }
   // A new PID namespace takes effect for children: fork once more. The first child stays
-  // behind only to pass the exit status on; it holds no descriptor (not the exec-error
-  // pipe of the spawner either, which would otherwise wait for it).
-  pid_t pid = ::fork();
-  if (pid < 0) die("fork");
-  if (pid > 0) {
-    ::syscall(SYS_close_range, 0U, ~0U, 0U);
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-  }
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // behind only to pass the exit status on (as exit 128 + signal for a signal).
+  fork_and_wait_in_parent();
 
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) die("make mounts private");
   // Open what is bound back before anything covers it.
@@ -216,6 +222,15 @@ void enter(const void* context) {
   }
   if (::chdir(p.writable.c_str()) != 0) die("chdir", p.writable.c_str());
   if (p.drop_caps) drop_all_capabilities();
+  // The namespace's first process (PID 1) has no default signal actions from inside it:
+  // the program itself must not be PID 1, or its own abort() would end as a SIGSEGV. So
+  // this one stays as the namespace's init and the program runs as PID 2. This init is a
+  // copy of mgk's memory (the API keys among it): it makes itself non-dumpable, so that
+  // nothing in the sandbox (which has no capabilities) can read its /proc entries
+  // (environ, mem); the program's exec makes the program dumpable again.
+  ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  ::prctl(PR_SET_NAME, reinterpret_cast<unsigned long>("mgk-sandbox-init"), 0, 0, 0);
+  fork_and_wait_in_parent();
 }
 
 }  // namespace

@@ -17,7 +17,7 @@ struct NamespaceLayout {
   std::string writable_dir;              // bound read-write; the working directory
   std::vector<std::string> hidden;       // each covered by an empty tmpfs
   std::vector<std::string> read_only;    // bound back read-only when under a hidden path
-  bool drop_capabilities = false;        // no capabilities at all, even as root
+  bool drop_capabilities = true;         // no capabilities at all, even as root
 };
 
 // Everything the child needs, computed in the parent (the child must not allocate).

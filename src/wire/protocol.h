@@ -128,6 +128,7 @@ std::string describe(const Command& c);  // "trial", "time", ... for messages
 namespace cand {
 struct Init {
   int device = 0;
+  int rank = 0, world = 1;  // needed before any buffer is mapped: which peer is "local"
 };
 struct Load {
   std::string library;

@@ -164,7 +164,8 @@ TEST_F(GenerateCli, AShellSessionOnTheGpusEvaluatesInTheSandboxAndSubmits) {
   if (!test::gpus_available()) GTEST_SKIP() << "no GPU";
   if (!std::filesystem::exists(expert_kernel())) GTEST_SKIP() << "no expert all_reduce yet";
   server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(bash_reply(
-      "cp " + expert_kernel().string() + " kernel.cu && mgk eval collectives/all_reduce kernel.cu --world 2"))));
+      "cp " + expert_kernel().string() + " kernel.cu && mgk eval collectives/all_reduce kernel.cu " +
+      (test::probe_gpus().count >= 2 ? std::string("--world 2") : std::string("--gpus 0,0"))))));
   server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(bash_reply("echo MGK_SUBMIT"))));
   test::CliResult r = test::run_mgk({"generate", "--problem", "collectives/all_reduce", "--model",
                                      "openai:gpt-test", "--mode", "shell", "--turns", "4"},

@@ -65,6 +65,13 @@ int main(int argc, char** argv) {
   }
   report("planted key in some /proc/*/environ", environs.find("sk-planted-") != std::string::npos ? "FOUND" : "not found");
   report("parent pid", std::to_string(::getppid()));
+  // Its parent inside the sandbox (PID 1: bubblewrap's, or mgk's non-dumpable init) holds
+  // nothing it may read.
+  const std::string init_env = read_all("/proc/1/environ");
+  report("read /proc/1/environ", init_env.rfind("unreadable", 0) == 0       ? "denied"
+                                 : init_env.find("sk-planted-") != std::string::npos ? "READ, KEY FOUND"
+                                                                                    : "read, no key");
+  report("read /proc/1/mem", read_all("/proc/1/mem").rfind("unreadable", 0) == 0 ? "denied" : "READ");
   char cwd[4096] = {};
   report("working directory", ::getcwd(cwd, sizeof cwd) ? cwd : "?");
   report("write in its directory", try_write("inside.txt"));

@@ -66,7 +66,7 @@ class Scripted {
       (void)i;
       r.gpu = "Scripted GPU";
       r.sms = 132;
-      to_candidate(wire::cand::Init{0});
+      to_candidate(wire::cand::Init{0, rank_, 2});
     } else if (std::holds_alternative<wire::NcclId>(c)) {
       r.nccl_id = "00";
     } else if (auto* t = std::get_if<wire::Trial>(&c)) {

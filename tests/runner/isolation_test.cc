@@ -146,6 +146,20 @@ TEST_P(IsolatedRunner, TheNvlinkMulticastSwitchesAreOffInside) {
   EXPECT_EQ(res.output, "0 1\n");
 }
 
+// Even as root, a command has no capability left: it cannot read the memory of its
+// sandbox's first process (for the namespaces, a copy of mgk's, secrets included), remount
+// the read-only system, or leave its namespaces.
+TEST_P(IsolatedRunner, HasNoCapabilitiesAndCannotReadItsInitsMemory) {
+  Runner r = make();
+  ProcessResult res = r.run_shell("grep -E '^Cap(Eff|Prm|Bnd)' /proc/self/status; "
+                                  "head -c 16 /proc/1/mem > /dev/null 2>&1 && echo MEM-READ || echo mem-denied; "
+                                  "mount -o remount,rw / 2>/dev/null && echo REMOUNTED || echo remount-denied");
+  EXPECT_NE(res.output.find("CapEff:\t0000000000000000"), std::string::npos) << res.output;
+  EXPECT_NE(res.output.find("CapPrm:\t0000000000000000"), std::string::npos) << res.output;
+  EXPECT_NE(res.output.find("mem-denied"), std::string::npos) << res.output;
+  EXPECT_NE(res.output.find("remount-denied"), std::string::npos) << res.output;
+}
+
 INSTANTIATE_TEST_SUITE_P(Kinds, IsolatedRunner, ::testing::Values(IsolationKind::kBubblewrap, IsolationKind::kNamespaces),
                          [](const auto& info) { return std::string(to_string(info.param)); });
 
