@@ -20,7 +20,7 @@ namespace {
 
 struct EvalArgs {
   std::string problem, kernel, gpus, sizes, dtype, arch, work_dir;
-  int world = 2, trials = 3, iterations = 100, back_to_back = 8;
+  int world = 2, trials = 3, iterations = 100, back_to_back = 8, timed_checks = 3;
   bool world_given = false;
   double timeout = 20;
   bool reference = false, expert = false, compile_only = false, no_time = false, json = false, no_store = false;
@@ -63,6 +63,7 @@ ExitCode run_eval(const EvalArgs& a, const Globals& g) {
   o.arch = a.arch;
   o.trials = a.trials;
   o.back_to_back = a.back_to_back;
+  o.timed_checks = a.timed_checks;
   o.timing_iterations = a.iterations;
   o.time = !a.no_time;
   o.compile_only = a.compile_only;
@@ -118,6 +119,11 @@ void add_eval_command(CLI::App& root, Globals& g) {
       ->check(at_least(1));
   c->add_option("--back-to-back", a->back_to_back,
                 "Calls in a row with no barrier between them, each checked (0: skip)")
+      ->capture_default_str()
+      ->check(at_least(0));
+  c->add_option("--timed-checks", a->timed_checks,
+                "Timed calls per timing block whose outputs are judged, drawn afresh per block and never told "
+                "to the kernel")
       ->capture_default_str()
       ->check(at_least(0));
   c->add_option("--timeout", a->timeout, "Seconds a phase may take before it counts as a hang")
