@@ -18,6 +18,7 @@
 
 #include "eval/launcher.h"
 #include "support/fakes.h"
+#include "support/loopback_listener.h"
 #include "support/test_paths.h"
 
 namespace mgk::eval {
@@ -25,30 +26,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class LoopbackListener {
- public:
-  LoopbackListener() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-    ::listen(fd_, 8);
-    socklen_t len = sizeof addr;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-    port_ = ntohs(addr.sin_port);
-  }
-  ~LoopbackListener() { ::close(fd_); }
-  int port() const { return port_; }
-  bool someone_connected() {
-    pollfd p{fd_, POLLIN, 0};
-    return ::poll(&p, 1, 100) > 0;
-  }
-
- private:
-  int fd_ = -1;
-  int port_ = 0;
-};
+using test::LoopbackListener;
 
 std::string read_text(const fs::path& p) {
   std::ifstream in(p);

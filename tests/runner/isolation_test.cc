@@ -13,6 +13,7 @@
 
 #include "runner/isolation.h"
 #include "runner/runner.h"
+#include "support/loopback_listener.h"
 #include "support/test_paths.h"
 
 namespace mgk::runner {
@@ -41,31 +42,7 @@ class IsolatedRunner : public ::testing::TestWithParam<IsolationKind> {
   test::TempDir dir_{"mgk-sandbox"};
 };
 
-// A listener on the parent's loopback that reports whether anyone connected.
-class LoopbackListener {
- public:
-  LoopbackListener() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-    ::listen(fd_, 8);
-    socklen_t len = sizeof addr;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-    port_ = ntohs(addr.sin_port);
-  }
-  ~LoopbackListener() { ::close(fd_); }
-  int port() const { return port_; }
-  bool someone_connected() {
-    pollfd p{fd_, POLLIN, 0};
-    return ::poll(&p, 1, 100) > 0;
-  }
-
- private:
-  int fd_ = -1;
-  int port_ = 0;
-};
+using test::LoopbackListener;
 
 std::string connect_script(int port) {
   return "exec 3<>/dev/tcp/127.0.0.1/" + std::to_string(port) +
