@@ -154,6 +154,43 @@ TEST_F(ScriptedEval, CtrlCIsExit130AndLeavesNoRankBehind) {
   EXPECT_EQ(WEXITSTATUS(status), 130);
 }
 
+// Ctrl-C in the middle of nvcc: exit 130, no compiler process left running, no half-built
+// library or temporary directory left in the cache.
+TEST_F(ScriptedEval, CtrlCDuringACompileLeavesNothingBehind) {
+  TempDir home("mgk-ctrlc-home");  // an empty cache: everything is compiled
+  process::SpawnSpec s;
+  s.argv = {mgk_binary().string(), "eval",         "collectives/all_reduce", (tests_dir() / "gpu/candidates/all_reduce.cu").string(),
+            "--compile-only",      "--no-store"};
+  s.env = process::current_environment();
+  s.env["MGK_HOME"] = home.path().string();
+  s.capture_output = true;
+  process::Child c = process::spawn(s);
+  // Ctrl-C once nvcc (or a compiler stage it runs) is at work on this cache.
+  auto compiling = [&] {
+    auto r = process::run_tool({"sh", "-c", "ps -eo args | grep -E '^[^ ]*(nvcc|cicc|cudafe|ptxas|gcc|cc1plus)' | grep -c " +
+                                                home.path().string() + " || true"},
+                               std::chrono::seconds(10));
+    return r.output != "0\n";
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!compiling() && !c.ended() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_FALSE(c.ended()) << "the compile finished before it could be interrupted";
+  ::kill(c.pid(), SIGINT);
+  const int status = c.wait();
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  auto left = process::run_tool({"sh", "-c", "ps -eo args | grep -E '^[^ ]*(nvcc|cicc|ptxas|cudafe)' | grep -c " +
+                                                 home.path().string() + " || true"},
+                                std::chrono::seconds(10));
+  EXPECT_EQ(left.output, "0\n") << "compiler processes outlived mgk";
+  for (const auto& e : std::filesystem::recursive_directory_iterator(home.path() / "cache")) {
+    const std::string name = e.path().filename().string();
+    EXPECT_EQ(name.find(".tmp."), std::string::npos) << e.path();
+    EXPECT_NE(name.rfind("build-", 0), 0u) << e.path();
+  }
+}
+
 TEST_F(ScriptedEval, CompileOnlyNeedsNoHarnessAndIsExitZero) {
   auto e = env("correct");
   e["MGK_HARNESS"] = "/nonexistent/mgk-harness";
