@@ -6,15 +6,24 @@
 # `cuobjdump -sass` listings where cuobjdump is installed. For restructurings that must not
 # change what the GPU runs.
 # Usage: scripts/sass-compare.sh [BASE_REV | --base-tree DIR] [OUT] (default: HEAD, /tmp/mgk-sass)
+#        scripts/sass-compare.sh --listings OUT   (where cuobjdump is: the listings of a
+#        finished OUT's cubins, then the comparison again; for a build machine without it)
 #   MGK_SASS_JOBS: parallel compiles (default 2). Exits 0 when every build is identical.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+cuobjdump="$(command -v cuobjdump || { [ -x /usr/local/cuda/bin/cuobjdump ] && echo /usr/local/cuda/bin/cuobjdump; } || true)"
+if [ "${1:-}" = "--listings" ]; then
+  out="$2"
+  [ -n "$cuobjdump" ] || { echo "sass-compare: no cuobjdump on this machine" >&2; exit 2; }
+  for c in "$out"/base/*.cubin "$out"/head/*.cubin; do "$cuobjdump" -sass "$c" > "${c%.cubin}.sass"; done
+  echo "sass-compare: listings by $("$cuobjdump" --version | tail -1)"
+  exec python3 "$root/scripts/sass_compare.py" "$out/base" "$out/head"
+fi
 base_rev=HEAD base_tree=""
 if [ "${1:-}" = "--base-tree" ]; then base_tree="$(cd "$2" && pwd)"; shift 2; elif [ $# -gt 0 ]; then base_rev="$1"; shift; fi
 out="${1:-/tmp/mgk-sass}"
 jobs="${MGK_SASS_JOBS:-2}"
 nvcc="${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}"
-cuobjdump="$(command -v cuobjdump || { [ -x /usr/local/cuda/bin/cuobjdump ] && echo /usr/local/cuda/bin/cuobjdump; } || true)"
 rm -rf "$out" && mkdir -p "$out/base" "$out/head" "$out/tmp"
 if [ -z "$base_tree" ]; then
   base_tree="$out/base-tree"
@@ -47,7 +56,7 @@ build() {  # SIDE TREE NAME DIR DEFINES...
      -o "$work/$name.so" "$tree/problems/$dir/expert.cu" -lcublas) > "$work/log" 2>&1 ||
     { echo "sass-compare: $side $name failed to build:"; cat "$work/log"; return 1; }
   cp "$work/expert.cubin" "$out/$side/$name.cubin"
-  if [ -n "$cuobjdump" ]; then "$cuobjdump" -sass "$work/$name.so" > "$out/$side/$name.sass"; fi
+  if [ -n "$cuobjdump" ]; then "$cuobjdump" -sass "$work/expert.cubin" > "$out/$side/$name.sass"; fi
   rm -rf "$work"
 }
 export -f build
@@ -56,5 +65,5 @@ while read -r name dir defines; do
   echo "base $base_tree $name $dir $defines"
   echo "head $root $name $dir $defines"
 done < "$out/builds.txt" | xargs -d '\n' -n 1 -P "$jobs" bash -c 'build $1' _
-echo "sass-compare: $(wc -l < "$out/builds.txt") builds per side; cuobjdump: ${cuobjdump:-not installed (machine code compared only)}"
+echo "sass-compare: $(wc -l < "$out/builds.txt") builds per side; cuobjdump: ${cuobjdump:-not installed (machine code compared only; --listings OUT where it is)}"
 python3 "$root/scripts/sass_compare.py" "$out/base" "$out/head"

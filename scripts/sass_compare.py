@@ -152,6 +152,26 @@ def functions_of_sass(path):
     return fns
 
 
+SLOT = re.compile(r"c\[0x4\]\[(0x[0-9a-f]+)\]")
+IMM = re.compile(r"(?<![\w\[])(0x[0-9a-f]+)(?![\w\]])")
+
+
+def same_listing(text_b, text_h, bank_b, bank_h):
+    """None when two cuobjdump listings of one function say the same, else the first line
+    that differs; bank-4 references to the same target (c[0x4][slot], or a slot offset as an
+    immediate) count as the same, as in same_code."""
+    lb, lh = text_b.split("\n"), text_h.split("\n")
+    if len(lb) != len(lh):
+        return f"{len(lb)} vs {len(lh)} instructions"
+    def canon(line, bank):
+        line = SLOT.sub(lambda m: "c[0x4][" + repr(bank.get(int(m.group(1), 16), m.group(1))) + "]", line)
+        return IMM.sub(lambda m: repr(bank[int(m.group(1), 16)]) if int(m.group(1), 16) in bank else m.group(1), line)
+    for a, b in zip(lb, lh):
+        if a != b and canon(a, bank_b) != canon(b, bank_h):
+            return f"'{a}' vs '{b}'"
+    return None
+
+
 def demangle(names):
     try:
         import subprocess
@@ -162,10 +182,10 @@ def demangle(names):
 
 
 def compare(base, head, label, verify=None):
-    """(identical?, lines) for two {function: (hash, ...)} maps: functions are paired by hash
-    (and, with `verify`, only when verify(b, h) finds no difference)."""
+    """(identical?, lines, pairs) for two {function: (hash, ...)} maps: functions are paired
+    by hash (and, with `verify`, only when verify(b, h) finds no difference)."""
     unpaired_head = dict(head)
-    missing, why = [], {}
+    missing, why, pairs = [], {}, {}
     for f, fb in base.items():
         match = None
         for g, fh in unpaired_head.items():
@@ -179,17 +199,18 @@ def compare(base, head, label, verify=None):
         if match is None:
             missing.append(f)
         else:
+            pairs[f] = match
             del unpaired_head[match]
     added = list(unpaired_head)
     if not missing and not added:
-        return True, [f"{label}: identical ({len(base)} functions)"]
+        return True, [f"{label}: identical ({len(base)} functions)"], pairs
     names = demangle(missing + added)
     size = lambda v: len(v[1])
     lines = [f"{label}: DIFFERENT: {len(missing)} of {len(base)} functions have no identical counterpart"]
     lines += [f"    only before: {names.get(f, f)} ({size(base[f])} bytes){': ' + why[f] if f in why else ''}"
               for f in missing]
     lines += [f"    only after:  {names.get(f, f)} ({size(head[f])} bytes)" for f in added]
-    return False, lines
+    return False, lines, pairs
 
 
 def main():
@@ -203,14 +224,26 @@ def main():
         if not os.path.exists(hb):
             print(f"{b}: not built after"); all_same = False; continue
         counted += 1
-        same, lines = compare(functions_of_cubin(bb), functions_of_cubin(hb), b + " [machine code]", same_code)
+        cb, ch = functions_of_cubin(bb), functions_of_cubin(hb)
+        same, lines, pairs = compare(cb, ch, b + " [machine code]", same_code)
         all_same &= same
         print("\n".join(lines))
         sb, sh = os.path.join(base_dir, b + ".sass"), os.path.join(head_dir, b + ".sass")
         if os.path.exists(sb) and os.path.exists(sh):
-            same, lines = compare(functions_of_sass(sb), functions_of_sass(sh), b + " [cuobjdump -sass]")
-            all_same &= same
-            print("\n".join(lines))
+            lb, lh = functions_of_sass(sb), functions_of_sass(sh)
+            bad = []
+            for f, g in pairs.items():
+                problem = "no listing" if f not in lb or g not in lh else same_listing(lb[f][1], lh[g][1], cb[f][3], ch[g][3])
+                if problem:
+                    bad.append(f"    {demangle([f])[f]}: {problem}")
+            if len(lb) != len(cb) or len(lh) != len(ch):
+                bad.append(f"    the listings have {len(lb)} and {len(lh)} functions, the cubins {len(cb)} and {len(ch)}")
+            if bad or not same:
+                all_same = False
+                print(f"{b} [cuobjdump -sass]: DIFFERENT" + ("" if bad else " (see the machine code)"))
+                print("\n".join(bad))
+            else:
+                print(f"{b} [cuobjdump -sass]: identical ({len(pairs)} functions, listings compared line by line)")
     print(f"{'IDENTICAL' if all_same else 'DIFFERENT'}: {counted} builds compared")
     return 0 if all_same else 1
 
