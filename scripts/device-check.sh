@@ -10,6 +10,7 @@
 #          bench_tests in BIN and leaves bench-gpu-report.{md,json,html} in OUT)
 #          badcands: every bad candidate with ranks sharing GPU 0, one verdict line each.
 #          sandbox: the candidate sandbox's CPU test, run here too (no bubblewrap here: namespaces).
+#          primitives: the primitives' device unit tests (tests/primitives), ranks sharing GPU 0.
 # Ends with one line per step (passed, failed, skipped) and exits non-zero when any step failed.
 # MGK_HARNESS overrides the harness (e.g. a broken one, to see the GPU tests fail, not skip).
 set -uo pipefail
@@ -117,6 +118,10 @@ print('  W=%s %-15s %-10s %s' % ('$w', '$p', r['verdict'], r['message'][:160]))"
     done
   done
   record shared "$shared_ok" "$shared_bad" 0
+fi
+if want primitives; then
+  section "the primitives' device unit tests, every rank on GPU 0 (tests/primitives, W=2 and 4)"
+  gtest primitives "$out/primitives.log" "$(tbin primitives_tests)"
 fi
 if want suite; then
   section "mgk bench: the whole suite, 2 samples, scripted model over loopback HTTP, every rank on GPU 0 (checked, not timed)"

@@ -6,7 +6,7 @@
 namespace mgk::prim {
 
 // Small POD, passed to kernels by value. Made on the host from an mgk_sym_buffer or a
-// symmetric mgk_tensor (see host_views.cuh); `at` and `as` make views into the same buffers.
+// symmetric mgk_tensor (host/views.cuh); `at` and `as` make views into the same buffers.
 //
 // peer(r) is rank r's copy as mapped on THIS GPU: loads/stores through it travel over
 // NVLink when r != rank. The address of element i is base_r + offset + i * sizeof(T) on

@@ -3,7 +3,7 @@
 // ring of shared-memory stages guarded by mbarriers: `full` says a stage holds data,
 // `empty` says it may be refilled. The producer runs up to Stages stages ahead.
 #pragma once
-#include "../transfer/tma_bulk.cuh"
+#include "../mechanism/tma_bulk.cuh"
 
 namespace mgk::prim {
 

@@ -1,8 +1,8 @@
 // Flags that need no reset between launches.
 //
-// Every call of a collective gets a fresh epoch 1, 2, 3, ... (counted on the host, the same
-// sequence on every rank because every rank makes the same calls). A signal stores the
-// epoch; a wait waits for ">= epoch". Values only grow, so a flag left at epoch e by the
+// Every call of a collective gets a fresh epoch 1, 2, 3, ... (counted on the host by an
+// epoch_counter, host/epoch_counter.cuh: the same sequence on every rank because every rank
+// makes the same calls). A signal stores the epoch; a wait waits for ">= epoch". Values only grow, so a flag left at epoch e by the
 // previous call already reads as "not yet" for call e + 1, and nothing has to clear it
 // (clearing would race with a fast peer's next signal). Zero-filled symmetric memory is a
 // valid "before call 1" state. Within one call, each slot may be signalled once; a slot
@@ -11,12 +11,6 @@
 #include "../memory/sym_view.cuh"
 
 namespace mgk::prim {
-
-// Host side: one per solution state; next() at the top of every mgk_run.
-struct epoch_counter {
-  uint64_t value = 0;
-  uint64_t next() { return ++value; }
-};
 
 // The flag slots of a solution, laid out [region][pair][source rank] on every rank:
 // `region` names a phase of the protocol (start, data, end...), `pair` the index that is

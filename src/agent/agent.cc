@@ -43,7 +43,7 @@ bool is_submission(const std::string& command, const std::string& output) {
 }  // namespace
 
 struct Agent::StepResult {
-  std::string action;   // kernel, shell, submit, format_error, truncated
+  Action action = Action::kKernel;
   std::string outcome;  // one short phrase for the progress line
   std::optional<std::string> kernel_hash;
   std::string feedback;  // the next user message; empty when the session ends here
@@ -61,6 +61,21 @@ void check_cost_limit(const llm::Provider& provider, const Limits& limits) {
                    (config.empty() ? std::string("the config file ($MGK_CONFIG)") : config.string()) +
                    " as \"prices\": {\"" + name + "\": {\"input\": USD_PER_MTOK, \"output\": " +
                    "USD_PER_MTOK}}, or pass --max-cost 0 for no cost limit");
+}
+
+store::AttemptSummary resumable_attempt(store::Store& store, int64_t attempt_id, const ResumeExpectation& expect) {
+  const std::string which = "attempt " + std::to_string(attempt_id);
+  auto s = store.attempt(attempt_id);
+  if (!s)
+    throw NotFoundError("no " + which + " in " + store.path().string() + " ('mgk history' lists them)");
+  if (s->exit_reason == to_string(ExitReason::kSubmitted))
+    throw UsageError(which + " was submitted; there is nothing to resume");
+  if ((!expect.problem.empty() && expect.problem != s->problem) || (!expect.model.empty() && expect.model != s->model))
+    throw UsageError(which + " is " + s->problem + " with " + s->model +
+                     "; leave --problem and --model out to resume it");
+  if (expect.mode && s->mode != to_string(*expect.mode))
+    throw UsageError(which + " ran in " + s->mode + " mode, not " + to_string(*expect.mode));
+  return *s;
 }
 
 std::string sandbox_name(int64_t attempt_id, const std::string& run_uuid) {
@@ -85,18 +100,12 @@ AttemptOutcome Agent::start(int64_t run_id) {
 }
 
 AttemptOutcome Agent::resume(int64_t attempt_id) {
-  auto summary = deps_.store->attempt(attempt_id);
-  if (!summary) throw NotFoundError("no attempt " + std::to_string(attempt_id) + " in the store");
-  if (summary->exit_reason == to_string(ExitReason::kSubmitted))
-    throw UsageError("attempt " + std::to_string(attempt_id) + " was submitted; there is nothing to resume");
-  if (summary->mode != to_string(setup_.mode))
-    throw UsageError("attempt " + std::to_string(attempt_id) + " ran in " + summary->mode + " mode, not " +
-                     to_string(setup_.mode));
-  if (summary->prompt_version != deps_.prompts->version())
+  const store::AttemptSummary summary = resumable_attempt(*deps_.store, attempt_id, {"", "", setup_.mode});
+  if (summary.prompt_version != deps_.prompts->version())
     log::warning("attempt " + std::to_string(attempt_id) + " began with prompts " +
-                 summary->prompt_version + "; it continues with " + deps_.prompts->version());
+                 summary.prompt_version + "; it continues with " + deps_.prompts->version());
   deps_.store->reopen_attempt(attempt_id);
-  run_id_ = summary->run_id;
+  run_id_ = summary.run_id;
   attempt_id_ = attempt_id;
   std::vector<store::TurnRecord> turns = deps_.store->turns(attempt_id);
   if (turns.empty()) {
@@ -109,11 +118,11 @@ AttemptOutcome Agent::resume(int64_t attempt_id) {
     unsent_ = {history_.back()};
   }
   turns_ = int(turns.size());
-  tokens_in_ = summary->tokens_in;
-  tokens_out_ = summary->tokens_out;
-  cost_ = summary->cost_usd;
-  best_hash_ = summary->best_kernel_hash;
-  best_speedup_ = summary->best_speedup;
+  tokens_in_ = summary.tokens_in;
+  tokens_out_ = summary.tokens_out;
+  cost_ = summary.cost_usd;
+  best_hash_ = summary.best_kernel_hash;
+  best_speedup_ = summary.best_speedup;
   return run();
 }
 
@@ -192,7 +201,7 @@ void Agent::step() {
   StepResult r;
   if (reply.finish == llm::FinishReason::kLength) {
     ++format_errors_in_a_row_;
-    r = {"truncated", "reply cut at max tokens", std::nullopt,
+    r = {Action::kTruncated, "reply cut at max tokens", std::nullopt,
          deps_.prompts->render("feedback/truncated",
                                {{"max_tokens", std::to_string(setup_.sampling.max_tokens)},
                                 {"shell_mode", shell ? "1" : ""}}),
@@ -214,7 +223,7 @@ void Agent::step() {
   t.cost_usd = reply.cost_usd;
   t.latency_s = reply.latency_s;
   t.finish_reason = reply.raw_finish;
-  t.action = r.action;
+  t.action = to_string(r.action);
   t.kernel_hash = r.kernel_hash;
   t.feedback = r.feedback;
   deps_.store->record_turn(t);
@@ -248,7 +257,7 @@ llm::Reply Agent::query() {
 // with what was wrong, not judged.
 Agent::StepResult Agent::format_error(const std::string& problem, bool shell_mode) {
   ++format_errors_in_a_row_;
-  return {"format_error", problem, std::nullopt,
+  return {Action::kFormatError, problem, std::nullopt,
           deps_.prompts->render("feedback/format_error", {{"reason", problem},
                                                           {"shell_mode", shell_mode ? "1" : ""},
                                                           {"submit_sentinel", kSubmitSentinel}}),
@@ -279,7 +288,7 @@ Agent::StepResult Agent::execute_refine(const std::string& reply_text, int index
     exit_ = ExitReason::kInfrastructure;
     exit_message_ = "the evaluator failed: " + result.message;
   }
-  return {"kernel", verdict_summary(result), hash, feedback, min_speedup(result)};
+  return {Action::kKernel, verdict_summary(result), hash, feedback, min_speedup(result)};
 }
 
 Agent::StepResult Agent::execute_shell(const std::string& reply_text) {
@@ -289,10 +298,10 @@ Agent::StepResult Agent::execute_shell(const std::string& reply_text) {
   process::ProcessResult ran = runner_->run_shell(parsed.code);
   if (is_submission(parsed.code, ran.output)) {
     exit_ = ExitReason::kSubmitted;
-    return {"submit", "submitted", std::nullopt, "", std::nullopt};
+    return {Action::kSubmit, "submitted", std::nullopt, "", std::nullopt};
   }
   const std::string status = ran.status_line(setup_.command_timeout_s);
-  return {"shell", status, std::nullopt,
+  return {Action::kShell, status, std::nullopt,
           deps_.prompts->render("feedback/shell_observation", {{"status", status}, {"output", ran.output}}),
           std::nullopt};
 }
@@ -350,11 +359,7 @@ AttemptOutcome Agent::finish(ExitReason reason) {
       if (!ctrl_c) exit_message_ = "the evaluator failed on the final kernel.cu: " + final_result_->message;
     }
   }
-  store::Status status = reason == ExitReason::kInterrupted ? store::Status::kInterrupted
-                         : reason == ExitReason::kApiError || reason == ExitReason::kInfrastructure
-                             ? store::Status::kFailed
-                             : store::Status::kDone;
-  deps_.store->finish_attempt(attempt_id_, {status, to_string(reason), best_hash_});
+  deps_.store->finish_attempt(attempt_id_, {status_of(reason), to_string(reason), best_hash_});
 
   AttemptOutcome o;
   o.attempt_id = attempt_id_;

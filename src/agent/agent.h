@@ -39,7 +39,7 @@ struct AgentSetup {
   // Shell mode: how commands run. The agent sets sandbox_dir and cancel, and points
   // MGK_HOME and MGK_DB inside the sandbox (the trusted store is never writable there).
   runner::RunnerOptions runner;
-  double command_timeout_s = 600;
+  double command_timeout_s = kCommandTimeoutS;
   nlohmann::json config = nlohmann::json::object();  // stored with the attempt
 };
 
@@ -58,7 +58,7 @@ struct AgentDeps {
 // One line of progress, given to on_turn after each stored turn.
 struct TurnReport {
   int index = 0;        // 0-based
-  std::string action;   // kernel, shell, submit, format_error, truncated
+  Action action = Action::kKernel;
   std::string outcome;  // "correct 1.42x", "compile_error", "exit 0", "no cuda block", ...
   std::optional<double> speedup;
   int64_t tokens_in = 0, tokens_out = 0;
@@ -82,6 +82,17 @@ struct AttemptOutcome {
 // unknown, saying how to give one (the config file) or to lift the limit (0).
 void check_cost_limit(const llm::Provider& provider, const Limits& limits);
 
+// The stored attempt `attempt_id`, checked for a resume (the one place these checks are
+// made, for `mgk generate --resume` before anything is built and for Agent::resume):
+// NotFoundError when the store has none; UsageError when it was submitted, or is of
+// another problem, model or mode than one given (empty / nullopt: not checked).
+struct ResumeExpectation {
+  std::string problem, model;
+  std::optional<Mode> mode;
+};
+store::AttemptSummary resumable_attempt(store::Store& store, int64_t attempt_id,
+                                        const ResumeExpectation& expect = {});
+
 // The sandbox directory name of an attempt: its id and the start of its run's uuid, so
 // that stores sharing one MGK_HOME (one per Slurm task) never share a sandbox.
 std::string sandbox_name(int64_t attempt_id, const std::string& run_uuid);
@@ -96,7 +107,8 @@ class Agent {
 
   // Begins a new attempt under `run_id` and runs it to its end.
   AttemptOutcome start(int64_t run_id);
-  // Continues a stored attempt (any but a submitted one) from its stored conversation.
+  // Continues a stored attempt (any but a submitted one, of this session's mode: see
+  // resumable_attempt) from its stored conversation.
   AttemptOutcome resume(int64_t attempt_id);
   // Both end the attempt with ExitReason::kInfrastructure, its reply and feedback stored,
   // when the evaluator cannot judge a kernel (an infrastructure verdict, or the judge

@@ -12,6 +12,17 @@ Mode mode_from_string(const std::string& s) {
   throw UsageError("unknown mode '" + s + "' (valid: refine, shell)");
 }
 
+const char* to_string(Action a) {
+  switch (a) {
+    case Action::kKernel: return "kernel";
+    case Action::kShell: return "shell";
+    case Action::kSubmit: return "submit";
+    case Action::kFormatError: return "format_error";
+    case Action::kTruncated: return "truncated";
+  }
+  return "unknown";
+}
+
 const char* to_string(ExitReason r) {
   switch (r) {
     case ExitReason::kSubmitted: return "submitted";
@@ -25,5 +36,13 @@ const char* to_string(ExitReason r) {
   }
   return "unknown";
 }
+
+store::Status status_of(ExitReason r) {
+  if (r == ExitReason::kInterrupted) return store::Status::kInterrupted;
+  if (r == ExitReason::kApiError || r == ExitReason::kInfrastructure) return store::Status::kFailed;
+  return store::Status::kDone;
+}
+
+int default_turns(Mode m) { return m == Mode::kShell ? kShellSteps : kRefineTurns; }
 
 }  // namespace mgk::agent

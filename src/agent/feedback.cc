@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "common/format.h"
-#include "process/output.h"
+#include "common/text.h"
 
 namespace mgk::agent {
 namespace {
@@ -49,7 +49,7 @@ std::string per_rank_times(const eval::EvalResult& r) {
 std::string describe_mismatch(const std::string& report) {
   nlohmann::json m = nlohmann::json::parse(report, nullptr, /*allow_exceptions=*/false);
   if (!m.is_object() || !m.contains("output"))
-    return "```\n" + process::cut_middle(report, 4000, 2000) + "\n```";
+    return "```\n" + cut_middle(report, 4000, 2000) + "\n```";
   std::string out = "first wrong element: output `" + m.value("output", std::string()) + "`";
   if (m.contains("rank")) out += ", rank " + m["rank"].dump();
   if (m.contains("index")) out += ", index " + (m["index"].is_string() ? m["index"].get<std::string>() : m["index"].dump());
@@ -61,7 +61,7 @@ std::string describe_mismatch(const std::string& report) {
     out += "; " + m["failures"].dump() + " of " + m["numel"].dump() + " elements wrong";
   for (const char* known : {"output", "rank", "index", "got", "expected", "bound", "failures", "numel"})
     m.erase(known);
-  if (!m.empty()) out += "\n  also: " + process::cut_middle(m.dump(), 2000, 1000);
+  if (!m.empty()) out += "\n  also: " + cut_middle(m.dump(), 2000, 1000);
   return out;
 }
 
@@ -118,7 +118,7 @@ TemplateVars feedback_vars(const eval::EvalResult& result, int turn, int max_tur
   v["max_turns"] = std::to_string(max_turns);
   v["message"] = result.message;
   v["phase"] = result.phase;
-  v["compile_log"] = without_final_newlines(process::cut_middle(result.compile_log, 8000, 4000));
+  v["compile_log"] = without_final_newlines(cut_middle(result.compile_log, 8000, 4000));
   // The runtime log of a failing rank, when the evaluator kept one, is in the message; the
   // size entries' failure lines say which preset failed.
   std::string log;

@@ -37,9 +37,9 @@ struct PromptInputs {
   Topology topology;
   PromptTexts texts;
   Mode mode = Mode::kRefine;
-  int max_turns = 8;
+  int max_turns = kRefineTurns;
   // Shell mode only.
-  double command_timeout_s = 600;
+  double command_timeout_s = kCommandTimeoutS;
   std::string eval_command;     // e.g. "mgk eval collectives/all_reduce kernel.cu --world 2"
   std::string tune_command;
   std::string problem_dir, primitives_dir;

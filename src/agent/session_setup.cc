@@ -1,7 +1,6 @@
 #include "agent/session_setup.h"
 
 #include "common/env.h"
-#include "common/env.h"
 
 namespace mgk::agent {
 namespace {

@@ -1,7 +1,8 @@
-// Everything one agent session needs besides its collaborators, built from a problem and
-// the user's choices: the opening prompt (rendered from prompts/), the shell sandbox's
-// files and runner, the limits, and the config stored with the attempt. `mgk generate`
-// builds one; `mgk bench` one per problem (its samples share it).
+// The one session builder: everything one agent session needs besides its collaborators,
+// built from a problem and the user's choices: the opening prompt (rendered from prompts/),
+// the shell sandbox's files and runner, the limits, and the config stored with the attempt.
+// `mgk generate` builds one; `mgk bench` one per problem (its samples share it). The
+// defaults of the choices are the agent's (agent/config.h).
 #pragma once
 #include <optional>
 #include <string>
@@ -18,7 +19,7 @@ struct SessionChoices {
   int world_size = 2;
   Limits limits;
   Sampling sampling;
-  double command_timeout_s = 600;
+  double command_timeout_s = kCommandTimeoutS;
   Topology topology;
   // Shell mode: the --gpus list the model's own `mgk eval` commands pass ("": none, the
   // first world_size visible GPUs), e.g. "0,0" where the ranks share one GPU.

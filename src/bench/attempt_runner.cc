@@ -94,7 +94,8 @@ int64_t AttemptRunner::run(const WorkItem& item, const AttemptHooks& hooks) cons
     // it failed; left interrupted, a resumed run continues it.
     if (int64_t id = session.attempt_id()) {
       auto a = deps_.store->attempt(id);
-      deps_.store->finish_attempt(id, {store::Status::kInterrupted, agent::to_string(agent::ExitReason::kInterrupted),
+      const agent::ExitReason interrupted = agent::ExitReason::kInterrupted;
+      deps_.store->finish_attempt(id, {agent::status_of(interrupted), agent::to_string(interrupted),
                                        a ? a->best_kernel_hash : std::nullopt});
     }
     throw;

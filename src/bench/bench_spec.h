@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agent/config.h"
 #include "problems/spec.h"
 
 namespace mgk::bench {
@@ -20,14 +21,14 @@ struct BenchSpec {
   std::vector<std::string> problem_list;  // what it matched when the run began, sorted
   int samples = 1;                    // attempts per problem (the n of pass@k)
   std::string mode = "refine";        // refine | shell
-  int turns = 8;                      // per attempt (shell: steps)
+  int turns = agent::kRefineTurns;    // per attempt (shell: steps)
   int world = 2;                      // ranks, clamped to each problem's range
   bool compile_only = false;          // the judge only compiles (no GPU needed)
-  double attempt_max_cost_usd = 3.0;  // per attempt; 0: none
-  int max_tokens = 16384;
+  double attempt_max_cost_usd = agent::Limits{}.max_cost_usd;  // per attempt; 0: none
+  int max_tokens = agent::Sampling{}.max_tokens;
   std::optional<double> temperature;
   std::optional<std::string> reasoning_effort;
-  double command_timeout_s = 600;     // shell mode
+  double command_timeout_s = agent::kCommandTimeoutS;  // shell mode
   std::string prompt_version;         // prompts/VERSION when the run began
 
   // ---- how this machine runs them: may change from one session of the run to the next ----

@@ -35,10 +35,13 @@
 namespace mgk::cli {
 namespace {
 
+// Defaults of what each attempt may do are the agent's (agent/config.h); turns 0: the
+// mode's default.
 struct BenchArgs {
   std::string model, problems = "*", mode = "refine", gpus, reasoning_effort;
-  int samples = 1, turns = 0, world = 2, jobs = 4, max_tokens = 16384;
-  double max_cost = 0, attempt_max_cost = 3.0, temperature = 0, command_timeout = 600;
+  int samples = 1, turns = 0, world = 2, jobs = 4, max_tokens = agent::Sampling{}.max_tokens;
+  double max_cost = 0, attempt_max_cost = agent::Limits{}.max_cost_usd, temperature = 0,
+         command_timeout = agent::kCommandTimeoutS;
   bool temperature_given = false, compile_only = false, dry_run = false, json = false, new_run = false,
        retry_failed = false;
   int64_t resume = 0;
@@ -59,7 +62,7 @@ bench::BenchSpec spec_from_flags(const BenchArgs& a, const std::string& prompt_v
   s.problems = a.problems;
   s.samples = a.samples;
   s.mode = a.mode;
-  s.turns = a.turns > 0 ? a.turns : a.mode == "shell" ? 40 : 8;
+  s.turns = a.turns > 0 ? a.turns : agent::default_turns(agent::mode_from_string(a.mode));
   s.world = a.world;
   s.compile_only = a.compile_only;
   s.attempt_max_cost_usd = a.attempt_max_cost;
@@ -184,7 +187,8 @@ Prepared prepare(const bench::BenchSpec& s, const eval::MachineInfo& machine, co
     agent::SessionChoices c;
     c.mode = agent::mode_from_string(s.mode);
     c.world_size = world;
-    c.limits = {s.turns, s.attempt_max_cost_usd, 0, 3};
+    c.limits.turns = s.turns;
+    c.limits.max_cost_usd = s.attempt_max_cost_usd;
     c.sampling.max_tokens = s.max_tokens;
     c.sampling.temperature = s.temperature;
     c.sampling.reasoning_effort = s.reasoning_effort;
@@ -368,7 +372,9 @@ void add_bench_command(CLI::App& root, Globals& g) {
   c->add_option("--mode", a->mode, "refine (whole file per reply) or shell (one command per reply)")
       ->check(CLI::IsMember({"refine", "shell"}))
       ->capture_default_str();
-  c->add_option("--turns", a->turns, "Model calls per attempt (default: 8 in refine mode, 40 steps in shell mode)");
+  c->add_option("--turns", a->turns, "Model calls per attempt (default: " + std::to_string(agent::kRefineTurns) +
+                                         " in refine mode, " + std::to_string(agent::kShellSteps) +
+                                         " steps in shell mode)");
   c->add_option("--world", a->world, "Ranks per problem, moved into each problem's allowed range")
       ->capture_default_str();
   c->add_option("--jobs", a->jobs, "Attempts in flight at once (model calls run concurrently)")->capture_default_str();

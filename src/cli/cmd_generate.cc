@@ -27,10 +27,14 @@
 namespace mgk::cli {
 namespace {
 
+// The session's limits, sampling and command timeout are bound straight into `session`,
+// so their defaults are the agent's (agent/config.h); turns 0: the mode's default, or the
+// stored attempt's.
 struct GenerateArgs {
   std::string problem, model, mode = "refine", gpus, reasoning_effort;
-  int turns = 0, world = 2, max_tokens = 16384;  // turns 0: the mode's default (or the stored one)
-  double max_cost = 3.0, max_time = 0, temperature = 0, command_timeout = 600;
+  int turns = 0, world = 2;
+  double temperature = 0;
+  agent::SessionChoices session;
   bool temperature_given = false, tune = false, world_given = false, compile_only = false, dry_run = false;
   int64_t resume = 0;
 };
@@ -123,26 +127,18 @@ ExitCode run_generate(const GenerateArgs& a, const Globals& g) {
   int world = a.world, turns = a.turns;
   int64_t run_id = 0;
   if (a.resume > 0) {
-    auto s = store.attempt(a.resume);
-    if (!s)
-      throw NotFoundError("no attempt " + std::to_string(a.resume) + " in " + store.path().string() +
-                          " ('mgk history' lists them)");
-    if ((!problem.empty() && problem != s->problem) || (!model.empty() && model != s->model))
-      throw UsageError("attempt " + std::to_string(a.resume) + " is " + s->problem + " with " + s->model +
-                       "; leave --problem and --model out to resume it");
-    problem = s->problem, model = s->model, mode = s->mode, world = s->world_size, run_id = s->run_id;
-    if (turns == 0) turns = s->config.value("turns", 0);
+    const store::AttemptSummary s = agent::resumable_attempt(store, a.resume, {problem, model, std::nullopt});
+    problem = s.problem, model = s.model, mode = s.mode, world = s.world_size, run_id = s.run_id;
+    if (turns == 0) turns = s.config.value("turns", 0);
   } else if (problem.empty() || model.empty()) {
     throw UsageError("give --problem and --model (or --resume ATTEMPT_ID)");
   }
   const std::vector<int> given_gpus = parse_int_list(a.gpus, "--gpus");
   if (a.resume == 0) world = world_from(world, a.world_given, given_gpus);  // a resumed session keeps its world
   if (world < 1) throw UsageError("--world must be at least 1");
-  // A shell session needs many more steps than a refine session needs turns.
-  if (turns == 0) turns = mode == "shell" ? 40 : 8;
-
   const problems::Spec spec = problems::load(problem);
   const agent::Mode agent_mode = agent::mode_from_string(mode);
+  if (turns == 0) turns = agent::default_turns(agent_mode);
   const agent::PromptLibrary prompts = agent::PromptLibrary::load_default();
   const llm::Config llm_config = llm::load_config();
   const eval::MachineInfo machine = eval::probe_machine();
@@ -158,14 +154,12 @@ ExitCode run_generate(const GenerateArgs& a, const Globals& g) {
   eval_options.compile_only = a.compile_only;
   agent::EvaluatorJudge judge(eval_options);
 
-  agent::SessionChoices choices;
+  agent::SessionChoices choices = a.session;  // limits, sampling, command timeout from the flags
   choices.mode = agent_mode;
   choices.world_size = world;
-  choices.limits = {turns, a.max_cost, a.max_time, 3};
-  choices.sampling.max_tokens = a.max_tokens;
+  choices.limits.turns = turns;
   if (a.temperature_given) choices.sampling.temperature = a.temperature;
   if (!a.reasoning_effort.empty()) choices.sampling.reasoning_effort = a.reasoning_effort;
-  choices.command_timeout_s = a.command_timeout;
   choices.topology = agent::topology_of(machine, world, peaks);
   // The model's own commands name the GPUs only where the ranks share them or were chosen.
   choices.shell_gpus = a.gpus.empty() && !shared ? "" : bench::gpu_list(gpus);
@@ -178,7 +172,7 @@ ExitCode run_generate(const GenerateArgs& a, const Globals& g) {
     d.model = model;
     d.mode = mode;
     d.turns = turns;
-    d.max_tokens = a.max_tokens;
+    d.max_tokens = choices.sampling.max_tokens;
     d.problems = {{problem, world}};
     d.groups = {group_line(world, {gpus}, a.compile_only)};
     d.example = problem;
@@ -205,7 +199,7 @@ ExitCode run_generate(const GenerateArgs& a, const Globals& g) {
   const bool priced = provider->price().has_value();
   auto cost = [priced](double usd) { return priced ? money(usd) : std::string("$?"); };
   session.on_turn = [&](const agent::TurnReport& t) {
-    std::cout << "turn " << t.index + 1 << "/" << turns << "  " << t.action << "  " << t.outcome
+    std::cout << "turn " << t.index + 1 << "/" << turns << "  " << agent::to_string(t.action) << "  " << t.outcome
               << "  tokens " << tokens(t.tokens_in) << " in / " << tokens(t.tokens_out) << " out  "
               << cost(t.cost_usd) << " (total " << cost(t.total_cost_usd) << ")" << std::endl;
   };
@@ -230,12 +224,7 @@ ExitCode run_generate(const GenerateArgs& a, const Globals& g) {
                     ? ", 'mgk generate --resume " + std::to_string(out.attempt_id) + "'"
                     : std::string())
             << ")\n";
-  const bool failed = out.reason == agent::ExitReason::kApiError ||
-                      out.reason == agent::ExitReason::kInfrastructure;
-  store.finish_run(run_id,
-                   out.reason == agent::ExitReason::kInterrupted ? store::Status::kInterrupted
-                   : failed                                      ? store::Status::kFailed
-                                                                 : store::Status::kDone,
+  store.finish_run(run_id, agent::status_of(out.reason),
                    {{"attempt", out.attempt_id}, {"exit_reason", agent::to_string(out.reason)}});
   if (a.tune && out.reason != agent::ExitReason::kInterrupted) tune_best(out, eval_options, store);
   return exit_code_for(out);
@@ -252,24 +241,25 @@ void add_generate_command(CLI::App& root, Globals& g) {
       ->check(CLI::IsMember({"refine", "shell"}))
       ->capture_default_str();
   c->add_option("--turns", a->turns,
-                "Model calls, resumed ones included (default: 8 in refine mode, 40 steps in shell mode)")
+                "Model calls, resumed ones included (default: " + std::to_string(agent::kRefineTurns) +
+                    " in refine mode, " + std::to_string(agent::kShellSteps) + " steps in shell mode)")
       ->check(at_least(1));
-  c->add_option("--max-cost", a->max_cost,
+  c->add_option("--max-cost", a->session.limits.max_cost_usd,
                 "Stop before a call once the attempt cost this many USD (0: no limit; a limit needs "
                 "the model's price)")
       ->capture_default_str()
       ->check(at_least(0));
-  c->add_option("--max-time", a->max_time, "Stop before a call after this many seconds (0: no limit)")
+  c->add_option("--max-time", a->session.limits.max_seconds, "Stop before a call after this many seconds (0: no limit)")
       ->check(at_least(0));
   add_group_options(c, &a->world, &a->world_given, &a->gpus);
   c->add_option("--temperature", a->temperature, "Sampling temperature (default: the provider's)")
       ->check(at_least(0))
       ->each([a](const std::string&) { a->temperature_given = true; });
-  c->add_option("--max-tokens", a->max_tokens, "Output tokens per reply")
+  c->add_option("--max-tokens", a->session.sampling.max_tokens, "Output tokens per reply")
       ->capture_default_str()
       ->check(at_least(1));
   c->add_option("--reasoning-effort", a->reasoning_effort, "Passed to the provider: low, medium or high");
-  c->add_option("--command-timeout", a->command_timeout, "Shell mode: seconds a command may run")
+  c->add_option("--command-timeout", a->session.command_timeout_s, "Shell mode: seconds a command may run")
       ->capture_default_str()
       ->check(above(0));
   c->add_option("--resume", a->resume, "Continue a stored attempt (its problem, model and mode)");

@@ -15,7 +15,7 @@
 #include "eval/imports.h"
 #include "eval/source_policy.h"
 #include "problems/catalog.h"
-#include "process/output.h"
+#include "common/text.h"
 #include "process/run.h"
 #include "runner/environment.h"
 
@@ -129,7 +129,7 @@ std::pair<std::string, std::string> read_kernel_source(const fs::path& path) {
     return {"", path.filename().string() + " is larger than 4 MiB: not a kernel source"};
   std::string bytes = read_file(path, "kernel file", ExitCode::kUsage);
   if (bytes.empty()) return {bytes, path.filename().string() + " is empty"};
-  const std::string valid = process::to_valid_utf8(bytes);
+  const std::string valid = to_valid_utf8(bytes);
   if (valid != bytes) {
     size_t at = 0;
     while (at < bytes.size() && at < valid.size() && bytes[at] == valid[at]) ++at;

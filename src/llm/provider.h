@@ -20,10 +20,14 @@ struct Message {
   std::string content;
 };
 
+// Output tokens per reply when the caller does not say (the agent's default too:
+// agent/config.h's Sampling).
+inline constexpr int kDefaultMaxTokens = 16384;
+
 struct Request {
   std::string system;  // system prompt (top-level for Anthropic, a system message for OpenAI)
   std::vector<Message> messages;
-  int max_tokens = 8192;
+  int max_tokens = kDefaultMaxTokens;
   std::optional<double> temperature;
   std::optional<std::string> reasoning_effort;  // passed through ("low"/"medium"/"high")
   // When it turns true (Ctrl-C) the call ends at once, mid-transfer or mid-wait between

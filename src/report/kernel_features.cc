@@ -17,6 +17,8 @@ struct Rule {
 const Rule kTransfer[] = {
     {"register",
      R"(\b(ld16\w*|st16|block_copy|block_copy_units|block_reduce|lamport_\w+|flagged_(reduce|exchange)|kRegisters)\b)"
+     R"(|\b(one_shot_(reduce|exchange)|two_shot|direct_push|rooted_copy|rooted_exchange|reduce_to_root)\b)"
+     R"(|\bprim::(reduction|exchange|rooted_copy_collective|rooted_reduce)\b)"
      R"(|\b(?!host_peers\b)\w*peers\s*\[|\bpeer\s*\(|ld\.global|st\.global|\bld\.volatile)"},
     {"tma",
      R"(cp\.async\.bulk|cp\.reduce\.async\.bulk|\b(bulk_load|bulk_store\w*|tma_relay|block_copy_tma|kTma)\b)"
@@ -35,8 +37,9 @@ const Rule kOverlap[] = {
 const Rule kSync[] = {
     {"flags",
      R"(\b(signal_store|signal_add|wait_at_least\w*|block_signal|block_wait|block_handshake|handshake_kernel)\b)"
+     R"(|\b(two_shot|direct_push|rooted_copy|flagged)\b|\bprim::(reduction|exchange|rooted_copy_collective|rooted_reduce)\b)"
      R"(|st\.release|ld\.acquire|atom\.\w*\.?sys|\batomic\w*_system\b|\bcuda::atomic_ref\b|__threadfence_system)"},
-    {"lamport", R"(\blamport_\w+|\bflagless_\w+)"},
+    {"lamport", R"(\blamport_\w+|\bflagless_\w+|\bprim::lamport\b|\bprim::(reduction|exchange|rooted_copy_collective|rooted_reduce)\b)"},
     {"grid_barrier", R"(\bgrid_barrier\b|this_grid\s*\(\s*\)\s*\.\s*sync|\bcudaLaunchCooperativeKernel\b)"},
     {"host_barrier", R"(\bhost_barrier\b)"},
 };

@@ -6,13 +6,14 @@
 // best has not improved for a few generations the search has settled in a basin, possibly
 // a deceptive one: the population restarts from random configurations (what was found is
 // kept by the tuner, and configurations are never proposed twice).
+#include "tune/evolutionary.h"
+
 #include <algorithm>
 #include <limits>
 #include <unordered_set>
 
 #include "tune/rng.h"
 #include "tune/sampler.h"
-#include "tune/strategy_factories.h"
 
 namespace mgk::tune {
 namespace {

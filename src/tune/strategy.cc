@@ -3,10 +3,71 @@
 #include <stdexcept>
 
 #include "common/error.h"
-#include "tune/strategy_factories.h"
+#include "tune/evolutionary.h"
+#include "tune/sampler.h"
 
 namespace mgk::tune {
+
 namespace {
+
+// ---- the two simple strategies (the evolutionary one has a file of its own)
+
+// Every valid configuration in mixed-radix order (first parameter slowest).
+class Exhaustive : public SearchStrategy {
+ public:
+  explicit Exhaustive(const SearchSpace& space) : space_(space) {}
+
+  std::vector<Config> propose(std::size_t max_count) override {
+    std::vector<Config> batch;
+    while (batch.size() < max_count && next_ < space_.size()) {
+      Config c = space_.decode(next_++);
+      if (space_.satisfies(c)) batch.push_back(std::move(c));
+    }
+    return batch;
+  }
+
+  void observe(const Config&, double) override {}
+
+ private:
+  const SearchSpace& space_;
+  std::uint64_t next_ = 0;
+};
+
+std::unique_ptr<SearchStrategy> make_exhaustive(const SearchSpace& space) {
+  // Scanning for valid configurations is cheap, but not over trillions of them.
+  constexpr std::uint64_t kMaxScan = std::uint64_t{1} << 32;
+  if (space.size() > kMaxScan)
+    throw UsageError("the exhaustive strategy cannot walk " + std::to_string(space.size()) +
+                     " configurations; use --strategy random or evolutionary");
+  return std::make_unique<Exhaustive>(space);
+}
+
+// Uniform sampling without replacement.
+class RandomSearch : public SearchStrategy {
+ public:
+  RandomSearch(const SearchSpace& space, std::uint64_t seed) : sampler_(space, seed) {}
+
+  std::vector<Config> propose(std::size_t max_count) override {
+    std::vector<Config> batch;
+    while (batch.size() < max_count) {
+      auto c = sampler_.next();
+      if (!c) break;
+      batch.push_back(std::move(*c));
+    }
+    return batch;
+  }
+
+  void observe(const Config&, double) override {}
+
+ private:
+  ValidConfigSampler sampler_;
+};
+
+std::unique_ptr<SearchStrategy> make_random(const SearchSpace& space, std::uint64_t seed) {
+  return std::make_unique<RandomSearch>(space, seed);
+}
+
+// ---- the registry
 
 using Factory = std::unique_ptr<SearchStrategy> (*)(const SearchSpace&, std::uint64_t seed,
                                                     std::size_t max_evals);

@@ -11,11 +11,20 @@
 #include "problems/catalog.h"
 #include "tune/best_kernel.h"
 #include "tune/eval_objective.h"
-#include "tune/machine.h"
 #include "tune/markers.h"
 #include "tune/strategy.h"
 
 namespace mgk::tune {
+
+GpuIdentity gpu_identity(const eval::MachineInfo& machine, int gpu) {
+  if (machine.gpus.empty())
+    throw Error("no GPU to tune on (the tuning cache is keyed by GPU model and driver): " +
+                (machine.error.empty() ? std::string("the probe found none") : machine.error));
+  for (const auto& g : machine.gpus)
+    if (g.index == gpu) return GpuIdentity{g.name, std::to_string(machine.driver_version)};
+  throw UsageError("GPU " + std::to_string(gpu) + " is not visible; this machine has " +
+                   std::to_string(machine.gpus.size()) + " (see 'mgk doctor')");
+}
 
 KernelIdentity identify_kernel(const std::filesystem::path& kernel) {
   KernelIdentity id;

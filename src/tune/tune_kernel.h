@@ -9,10 +9,23 @@
 #include <vector>
 
 #include "eval/evaluate.h"
+#include "eval/machine.h"
 #include "tune/trial_cache.h"
 #include "tune/tuner.h"
 
 namespace mgk::tune {
+
+// The GPU model and driver that key the tuning cache: a configuration's time on one GPU or
+// driver says little about another. Taken from the evaluator's machine probe, the same
+// source that keys calibrations.
+struct GpuIdentity {
+  std::string model;   // "NVIDIA H200"
+  std::string driver;  // the CUDA driver version, e.g. "13000"
+};
+
+// The identity of CUDA ordinal `gpu` of `machine`. Throws mgk::Error with the probe's
+// reason when it found no GPU, UsageError when the ordinal is not among those it found.
+GpuIdentity gpu_identity(const eval::MachineInfo& machine, int gpu);
 
 struct KernelTuneRequest {
   // Problem, kernel, world size, GPUs, nvcc flags, timeouts; sizes checked for correctness

@@ -103,6 +103,30 @@ TEST_F(AgentTest, ASubmittedAttemptCannotBeResumed) {
   EXPECT_THROW(make_agent(setup(Mode::kShell, 3), *p).resume(out.attempt_id + 100), NotFoundError);
 }
 
+// generate --resume and Agent::resume ask the same function, before anything is built.
+TEST_F(AgentTest, TheResumeChecksSayWhichFlagDoesNotMatch) {
+  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply("no code block here")));
+  auto p = provider("openai:gpt-test");
+  AttemptOutcome out = make_agent(setup(Mode::kRefine, 1), *p).start(new_run());
+  ASSERT_EQ(out.reason, ExitReason::kTurnsExhausted);
+  const store::AttemptSummary s = resumable_attempt(store_, out.attempt_id, {"", "openai:gpt-test", Mode::kRefine});
+  EXPECT_EQ(s.id, out.attempt_id);
+  try {
+    resumable_attempt(store_, out.attempt_id, {"collectives/other", "", std::nullopt});
+    FAIL() << "another problem was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("leave --problem and --model out to resume it"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(resumable_attempt(store_, out.attempt_id, {"", "anthropic:other", std::nullopt}), UsageError);
+  EXPECT_THROW(resumable_attempt(store_, out.attempt_id, {"", "", Mode::kShell}), UsageError);
+  try {
+    resumable_attempt(store_, out.attempt_id + 100, {});
+    FAIL() << "a missing attempt was found";
+  } catch (const NotFoundError& e) {
+    EXPECT_NE(std::string(e.what()).find("('mgk history' lists them)"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(AgentTest, CtrlCDuringAModelCallEndsItAtOnceAndResumeAsksAgain) {
   server_.push(test::ScriptedResponse::hang());
   auto p = provider("openai:gpt-test");

@@ -150,8 +150,8 @@ TEST_F(CompileTest, AHostSyscallInstructionIsRefused) {
 }
 
 // Every bad candidate that is bad in what it links or calls is refused, with the reason;
-// every other candidate (the plain ones, the experts, the bad ones whose flaw shows only
-// when run) passes every check.
+// every other candidate (the plain ones, the primitive tests' kernels, the experts, the bad
+// ones whose flaw shows only when run) passes every check.
 TEST_F(CompileTest, TheSuiteOfCandidatesIsJudgedAsItsReadmeSays) {
   const fs::path tests = test::tests_dir();
   struct Refused {
@@ -168,6 +168,8 @@ TEST_F(CompileTest, TheSuiteOfCandidatesIsJudgedAsItsReadmeSays) {
   }
   std::vector<fs::path> accepted;
   for (const auto& e : fs::directory_iterator(tests / "gpu/candidates"))
+    if (e.path().extension() == ".cu") accepted.push_back(e.path());
+  for (const auto& e : fs::directory_iterator(tests / "primitives/kernels"))
     if (e.path().extension() == ".cu") accepted.push_back(e.path());
   for (const char* ok : {"wrong_values", "all_zeros", "constant", "modifies_input", "one_rank_unwritten", "partial_write",
                          "side_stream", "no_start_sync", "hang", "crash", "reads_api_key", "forgets_tail", "skips_unchecked"})

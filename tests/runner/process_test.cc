@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "common/error.h"
+#include "common/text.h"
 #include "runner/runner.h"
 #include "support/test_paths.h"
 
@@ -149,7 +150,7 @@ TEST_F(UnisolatedRunner, LongOutputIsCutInTheMiddleExactly) {
   std::string whole;
   for (int i = 1; i <= 20000; ++i) whole += std::to_string(i) + "\n";
   EXPECT_EQ(res.output_bytes, whole.size());
-  EXPECT_EQ(res.output, process::cut_middle(whole));
+  EXPECT_EQ(res.output, cut_middle(whole));
 }
 
 TEST_F(UnisolatedRunner, CancellingKillsTheCommandPromptly) {

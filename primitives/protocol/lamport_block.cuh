@@ -1,6 +1,6 @@
-// Whole one-shot exchanges on Lamport slots (flagless_push.cuh), for one block's share of
-// the data: a collective kernel only says which part of x goes to which rank and where
-// each rank's slot for me is, then calls one of these. No signal and no wait besides the
+// One block's share of a one-shot on Lamport slots (lamport_slots.cuh): a reduction or an
+// exchange. The caller (algorithm/one_shot.cuh) says which part of x goes to which rank and
+// where each rank's slot for me is, then calls one of these. No signal and no wait besides the
 // per-vector arrival checks.
 //
 // The block sends in steps of Unroll vectors per thread and consumes LagSteps steps behind
@@ -14,8 +14,8 @@
 // All threads of the block call with the same arguments; `flag` = call_flag(epoch), the
 // same on every rank.
 #pragma once
-#include "flagless_push.cuh"
-#include "vec_math.cuh"
+#include "../math/vec_math.cuh"
+#include "lamport_slots.cuh"
 
 namespace mgk::prim {
 

@@ -86,7 +86,7 @@ MGK_DEV uint4 ld16_stream(const void* p) {
 }
 
 // A 16-byte load that always reads memory (never a stale L1 line): for polling data that
-// another GPU is writing (transfer/flagless_push.cuh).
+// another GPU is writing (protocol/lamport_slots.cuh).
 MGK_DEV uint4 ld16_volatile(const void* p) {
   uint4 v;
   asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"

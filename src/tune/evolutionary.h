@@ -1,4 +1,5 @@
-// The concrete strategies, for the registry in strategy.cc (callers use make_strategy).
+// The evolutionary search strategy (evolutionary.cc), for the registry in strategy.cc
+// (callers use make_strategy).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -6,12 +7,6 @@
 #include "tune/strategy.h"
 
 namespace mgk::tune {
-
-// Every valid configuration in mixed-radix order (first parameter slowest).
-std::unique_ptr<SearchStrategy> make_exhaustive(const SearchSpace& space);
-
-// Uniform sampling without replacement.
-std::unique_ptr<SearchStrategy> make_random(const SearchSpace& space, std::uint64_t seed);
 
 // A genetic algorithm: tournament selection, neighbour steps, uniform crossover, mutation,
 // (mu + lambda) survival, restarts when it stalls. The budget does not change the search.

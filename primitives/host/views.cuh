@@ -3,7 +3,7 @@
 // All return 0 on success and, on failure, a non-zero code with ctx->error set, like the
 // ABI's own functions; call them from mgk_setup / mgk_run.
 #pragma once
-#include "sym_view.cuh"
+#include "../memory/sym_view.cuh"
 
 namespace mgk::prim {
 

@@ -1,4 +1,4 @@
-#include "tune/machine.h"
+#include "tune/tune_kernel.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Host side, mgk_setup: allocate a solution's flag buffer and agree on its grid size.
 #pragma once
-#include "../memory/host_views.cuh"
-#include "epoch.cuh"
+#include "views.cuh"
+#include "../sync/epoch.cuh"
 
 namespace mgk::prim {
 

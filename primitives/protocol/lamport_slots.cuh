@@ -1,12 +1,13 @@
-// Flag-free pushes for small messages. The usual push (remote stores, then a system-scope
+// The Lamport protocol's slots: flag-free pushes for small messages. The usual push (remote stores, then a system-scope
 // fence and a flag) pays a round trip before the flag may leave (the fence waits until
 // every remote store is acknowledged) plus the flag's own trip; below a few MB that is
 // most of the time. Lamport slots let the receiver see the data itself arrive instead:
 // the receiver's landing memory is pre-filled with an "empty" 32-bit word. Each thread
 // pushes 16-byte vectors; the receiver spins on each vector until none of its four words
-// is "empty", takes it, and writes "empty" back for the next use of the slot. A vector that really contains the empty word (rare: it is
-// a NaN pattern) is published by an escape flag per vector, written after a system-scope
-// fence, so the scheme is exact for every bit pattern, at full link bandwidth.
+// is "empty", takes it, and writes "empty" back for the next use of the slot. A vector
+// that really contains the empty word (rare: it is a NaN pattern) is published by an
+// escape flag per vector, written after a system-scope fence, so the scheme is exact for
+// every bit pattern, at full link bandwidth.
 // (NCCL's LL packets, 8 payload bytes + a flag per 16-byte store, are the other way; they
 // halve the bandwidth and measured slower than a flagged push for a 1 MiB all-gather on
 // 2 x H200.)
@@ -16,9 +17,7 @@
 // waits are bounded (sync/bounded_wait.cuh) so a missing peer is reported, not hung on.
 #pragma once
 #include "../sync/bounded_wait.cuh"
-#include "../sync/peer_signals.cuh"
-#include "../memory/host_views.cuh"
-#include "vec_io.cuh"
+#include "../mechanism/vec_io.cuh"
 
 namespace mgk::prim {
 
@@ -37,7 +36,7 @@ struct lamport_slot {
 
 // The Lamport landing memory of a one-shot collective, one symmetric buffer per rank:
 // [2 parities][world sources] slots of slot_bytes (a multiple of 16), then the escape flags
-// of every slot, one uint32 per 16-byte vector. Owned by a landing_memory.
+// of every slot, one uint32 per 16-byte vector. Owned by a landing_memory (host/).
 struct lamport_slots {
   sym_view<char> mem;
   size_t slot_bytes;
@@ -107,49 +106,5 @@ __global__ void lamport_fill_kernel(uint32_t* words, size_t n) {
     words[i] = kLamportEmpty;
 }
 }  // namespace detail
-
-// Host side, part of a solution's state: a rank's landing memory for one-shot pushes. Both
-// one-shot forms use the same slots: a Lamport call needs every slot "empty", a flagged
-// push (transfer/one_shot.cuh) leaves its data there. Each asks for the slots through its
-// own call, so the state of the memory is tracked here and not by every caller.
-class landing_memory {
- public:
-  // Setup, collective (like sym_alloc): slots of `slot_bytes` bytes (rounded up to 16);
-  // 0 allocates nothing and leaves capacity() at 0.
-  int alloc(mgk_ctx* ctx, size_t slot_bytes) {
-    if (slot_bytes == 0) return 0;
-    slot_bytes = size_t(round_up(int64_t(slot_bytes), 16));
-    mgk_sym_buffer buf{};
-    if (sym_alloc(ctx, lamport_slots::bytes(ctx->world_size, slot_bytes), "one-shot landing slots", &buf) != 0)
-      return 1;
-    slots_ = lamport_slots{view_of<char>(ctx, buf), slot_bytes};
-    return 0;
-  }
-  // The most bytes one slot holds (0: no landing memory).
-  size_t capacity() const { return slots_.slot_bytes; }
-
-  // For a Lamport call. When the slots may not all be "empty" (the first call, or a
-  // flagged push since), enqueues a fill and a one-block handshake (pair 0 of flag region
-  // `region`) so that no peer pushes before every rank has emptied its slots.
-  cudaError_t for_lamport(const block_flags& flags, int region, uint64_t epoch, cudaStream_t stream,
-                          lamport_slots* out) {
-    *out = slots_;
-    if (emptied_) return cudaSuccess;
-    detail::lamport_fill_kernel<<<264, 512, 0, stream>>>(reinterpret_cast<uint32_t*>(slots_.mem.local),
-                                                         slots_.data_bytes() / 4);
-    handshake_kernel<<<1, 32, 0, stream>>>(flags, region, epoch);
-    emptied_ = true;
-    return cudaGetLastError();
-  }
-  // For a flagged push: the same slots, which will then hold its data.
-  lamport_slots for_flagged() {
-    emptied_ = false;
-    return slots_;
-  }
-
- private:
-  lamport_slots slots_{};
-  bool emptied_ = false;
-};
 
 }  // namespace mgk::prim

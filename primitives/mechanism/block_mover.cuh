@@ -5,7 +5,7 @@
 //               the other threads only copy unaligned tails).
 #pragma once
 #include "block_copy.cuh"
-#include "tma_bulk.cuh"
+#include "tma_relay.cuh"
 
 namespace mgk::prim {
 

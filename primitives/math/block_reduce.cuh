@@ -2,7 +2,7 @@
 // one or more destinations (likewise): the core of all-reduce, reduce-scatter and reduce.
 // Accumulates in fp32 and rounds once per element.
 #pragma once
-#include "vec_io.cuh"
+#include "../mechanism/vec_io.cuh"
 #include "vec_math.cuh"
 
 namespace mgk::prim {
