@@ -13,6 +13,11 @@ namespace {
 
 constexpr std::chrono::seconds kSlurmTimeout{60};
 
+// "exit 1: what it printed", for an error message.
+std::string said(const process::ProcessResult& r) {
+  return r.status_line(double(kSlurmTimeout.count())) + ": " + r.output.substr(0, r.output.find_last_not_of(" \n") + 1);
+}
+
 // A Slurm client command, Error naming it when it cannot start.
 process::ProcessResult slurm(const std::vector<std::string>& argv) {
   try {
@@ -99,7 +104,7 @@ std::map<int, std::string> scheduler_states(const std::vector<std::string>& jobs
   process::ProcessResult q =
       slurm({"squeue", "--noheader", "--array", "--states=all", "--jobs=" + list, "--format=%F|%K|%T"});
   if (!q.ok() && q.output.find("Invalid job id") == std::string::npos)
-    throw Error("squeue failed (" + q.status_line(kSlurmTimeout.count()) + "): " + q.output);
+    throw Error("squeue failed, " + said(q));
   // sacct answers only where the cluster keeps accounting; its silence is no error.
   std::string sacct;
   try {
@@ -141,7 +146,7 @@ std::string submit_array(const RunFolder& folder, const std::vector<int>& tasks,
   // --parsable prints "JOBID" or "JOBID;CLUSTER".
   const std::string id = r.output.substr(0, r.output.find_first_of(";\n"));
   if (!r.ok() || id.empty() || id.find_first_not_of("0123456789") != std::string::npos)
-    throw Error("sbatch did not take the job array (" + r.status_line(kSlurmTimeout.count()) + "): " + r.output);
+    throw Error("sbatch did not take the job array, " + said(r));
   return id;
 }
 

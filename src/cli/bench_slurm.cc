@@ -66,9 +66,15 @@ void submit_new_run(store::Store& store, int64_t run_id, const std::string& api_
   std::filesystem::create_directories(r.folder.dir);
   tune::write_file_atomically(r.folder.run_file(), run_file_json(r).dump(2) + "\n");
   tune::write_file_atomically(r.folder.script(), script_for(r.slurm, r.folder, r.id, r.spec, api_key_env));
-  const std::string job = bench::submit_array(r.folder, bench::every_task(r.slurm), r.slurm.array_parallelism, {}, {});
-  record_job(store, r, job);
   const std::string id = std::to_string(run_id);
+  std::string job;
+  try {
+    job = bench::submit_array(r.folder, bench::every_task(r.slurm), r.slurm.array_parallelism, {}, {});
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) + " (run " + id + " is stored: 'mgk bench --resume " + id +
+                "' or the same command submits it once sbatch takes it)");
+  }
+  record_job(store, r, job);
   std::cout << "run " << id << " (" << title_of(r.spec) << ") submitted to Slurm as job " << job << ": "
             << r.slurm.tasks << " array task(s), each with its shard of the attempts\n"
             << "script " << r.folder.script().string() << "; each task's store and log: "

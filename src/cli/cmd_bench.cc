@@ -432,12 +432,19 @@ ExitCode run_array_task(const BenchArgs& a, const Globals& g) {
 ExitCode run_on_slurm(const BenchArgs& a, const CLI::App& c, store::Store& store, const Choice& choice,
                       const Globals& g, const agent::PromptLibrary& prompts) {
   const bench::BenchSpec& spec = choice.spec;
+  const int attempts = int(spec.problem_list.size()) * spec.samples;
+  bench::SlurmOptions slurm = a.slurm;
+  slurm.tasks = slurm.tasks > 0 ? std::min(slurm.tasks, attempts) : attempts;
   if (choice.run_id != 0) {
     const std::string id = std::to_string(choice.run_id);
-    for (const char* fixed : {"--array-tasks", "--array-parallelism", "--jobs", "--max-cost"})
-      if (c.count(fixed))
-        throw UsageError(std::string(fixed) + " was fixed when run " + id + " was submitted; leave it out to resume it");
     if (a.dry_run) throw UsageError("--dry-run shows a new run; 'mgk bench --status " + id + "' shows run " + id);
+    const SlurmRun stored = SlurmRun::load(store, choice.run_id);
+    for (const auto& [flag, same] : {std::pair{"--array-tasks", slurm.tasks == stored.slurm.tasks},
+                                     {"--array-parallelism", slurm.array_parallelism == stored.slurm.array_parallelism},
+                                     {"--jobs", a.jobs == stored.spec.jobs},
+                                     {"--max-cost", a.max_cost == stored.spec.max_cost_usd}})
+      if (c.count(flag) && !same)
+        throw UsageError(std::string(flag) + " was fixed when run " + id + " was submitted; leave it out to resume it");
     std::vector<std::string> sbatch;  // given now, they override the script's for the tasks submitted again
     if (c.count("--partition")) sbatch.push_back("--partition=" + a.slurm.partition);
     if (c.count("--time")) sbatch.push_back("--time=" + a.slurm.time);
@@ -451,9 +458,6 @@ ExitCode run_on_slurm(const BenchArgs& a, const CLI::App& c, store::Store& store
                      "its allocation (--gpus-per-task N)");
   if (!spec.compile_only && a.slurm.gpus_per_task == 0)
     log::warning("no --gpus-per-task: each task gets only the GPUs its partition gives unasked (on most clusters none)");
-  bench::SlurmOptions slurm = a.slurm;
-  const int attempts = int(spec.problem_list.size()) * spec.samples;
-  slurm.tasks = slurm.tasks > 0 ? std::min(slurm.tasks, attempts) : attempts;
   const llm::Config llm_config = llm::load_config();
   const llm::Endpoint& endpoint = llm_config.endpoint(spec.model.substr(0, spec.model.find(':')));
   const std::string key_env = endpoint.api_key_required ? endpoint.api_key_env : "";

@@ -108,8 +108,8 @@ TEST_F(SlurmBench, AJobArrayWithATaskCancelledAndResumedMergesIntoTheReportOfALo
     FAIL() << "the one-node Slurm did not start: " << e.what();
   }
   const auto up = steady_clock::now();
-  test::CliResult submit = test::run_mgk(bench_args({"--executor", "slurm", "--array-tasks", "3", "--time", "20:00"}),
-                                         env("slurm"));
+  const std::vector<std::string> on_slurm = bench_args({"--executor", "slurm", "--array-tasks", "3", "--time", "20:00"});
+  test::CliResult submit = test::run_mgk(on_slurm, env("slurm"));
   ASSERT_EQ(submit.exit_code, 0) << submit.output;
   EXPECT_NE(submit.output.find("submitted to Slurm as job "), std::string::npos) << submit.output;
   {
@@ -154,7 +154,14 @@ TEST_F(SlurmBench, AJobArrayWithATaskCancelledAndResumedMergesIntoTheReportOfALo
       },
       std::chrono::minutes(5), "every task done"));
   EXPECT_EQ(status()["jobs"].size(), 2u);
+  // The first command again finds the run and has nothing left to submit.
+  test::CliResult same = test::run_mgk(on_slurm, env("slurm"));
+  EXPECT_EQ(same.exit_code, 0) << same.output;
+  EXPECT_NE(same.output.find("run 1: every task is done: 'mgk bench --merge 1' gathers the shards"), std::string::npos)
+      << same.output;
+  EXPECT_EQ(status()["jobs"].size(), 2u) << "nothing submitted";
   const std::string log0 = read_file(folder_ / "task-0.log");
+  std::cout << "task-0.log:\n" << log0;
   EXPECT_NE(log0.find("1 of 2 attempts were finished before: skipped"), std::string::npos) << log0;
 
   // mgk merge of the shards, twice: the second adds nothing and changes no report.
