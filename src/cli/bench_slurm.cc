@@ -108,9 +108,7 @@ void resubmit_failed(store::Store& store, int64_t run_id, bool retry_failed, con
   const std::string job = bench::submit_array(r.folder, failed, r.slurm.array_parallelism, sbatch_args, script_args);
   record_job(store, r, job);
   if (store.run(run_id)->status != store::Status::kRunning) store.reopen_run(run_id);
-  std::vector<std::string> names;
-  for (int t : failed) names.push_back(std::to_string(t));
-  std::cout << "run " << id << ": task(s) " << joined(names) << " submitted again as job " << job << "; "
+  std::cout << "run " << id << ": task(s) " << bench::array_spec(failed, 0) << " submitted again as job " << job << "; "
             << queued << " other(s) still queued or running\n";
 }
 

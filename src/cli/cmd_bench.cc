@@ -315,7 +315,8 @@ std::string title_of(const std::string& what, const bench::BenchSpec& spec, cons
 
 struct Ran {
   bench::StopReason stop = bench::StopReason::kFinished;
-  bool complete = false;  // nothing of the plan is left to run
+  size_t finished = 0, planned = 0;  // attempts of the plan finished, now
+  bool complete() const { return finished == planned; }
 };
 
 // The attempts of `planned` that the store does not hold finished, run on this machine into
@@ -354,11 +355,12 @@ Ran run_here(const BenchArgs& a, store::Store& store, int64_t run_id, const benc
                           report::faster_than(r, 1), r.outcome == report::Outcome::kCompiled, r.cost_usd);
   });
   progress.close();
-  return {stop, bench::remaining_work(planned, store.attempts_of_run(run_id), false).to_run.empty()};
+  const size_t left = bench::remaining_work(planned, store.attempts_of_run(run_id), false).to_run.size();
+  return {stop, planned.size() - left, planned.size()};
 }
 
 ExitCode exit_code_of(const Ran& r) {
-  if (r.complete) return ExitCode::kOk;
+  if (r.complete()) return ExitCode::kOk;
   switch (r.stop) {
     case bench::StopReason::kBudget: return ExitCode::kLimit;  // the budget stopped new work: resumable
     case bench::StopReason::kErrors: return ExitCode::kInfrastructure;
@@ -368,23 +370,23 @@ ExitCode exit_code_of(const Ran& r) {
 
 // The run's end: its state (done when complete, else interrupted) and summary stored, and its
 // report printed (with --json, one line).
-void end_run(const BenchArgs& a, store::Store& store, int64_t run_id, const Ran& ran) {
+void end_run(const BenchArgs& a, store::Store& store, int64_t run_id, bool complete, bench::StopReason stop) {
   report::RunReport rep = report::build_report(store, run_id, a.ps);
-  store.finish_run(run_id, ran.complete ? store::Status::kDone : store::Status::kInterrupted,
+  store.finish_run(run_id, complete ? store::Status::kDone : store::Status::kInterrupted,
                    report::summary_json(rep.metrics));
   rep.data.run = *store.run(run_id);  // its status and end as just stored
   const std::string id = std::to_string(run_id);
   if (a.json) {
-    std::cout << nlohmann::json{{"event", "report"}, {"run", run_id}, {"complete", ran.complete},
-                                {"stopped", bench::to_string(ran.stop)}, {"summary", report::summary_json(rep.metrics)}}
+    std::cout << nlohmann::json{{"event", "report"}, {"run", run_id}, {"complete", complete},
+                                {"stopped", bench::to_string(stop)}, {"summary", report::summary_json(rep.metrics)}}
                      .dump()
               << std::endl;
     return;
   }
   std::cout << "\n" << report::render_text({rep}, false);
-  if (!ran.complete)
-    std::cout << "\nstopped (" << bench::to_string(ran.stop) << ") before the end: 'mgk bench --resume " << id
-              << "' continues" << (ran.stop == bench::StopReason::kBudget ? " (with a larger --max-cost)" : "") << "\n";
+  if (!complete)
+    std::cout << "\nstopped (" << bench::to_string(stop) << ") before the end: 'mgk bench --resume " << id
+              << "' continues" << (stop == bench::StopReason::kBudget ? " (with a larger --max-cost)" : "") << "\n";
   std::cout << "the report as HTML: mgk report " << id << " --format html -o report-" << id << ".html\n";
 }
 
@@ -418,11 +420,9 @@ ExitCode run_array_task(const BenchArgs& a, const Globals& g) {
   if (shard_run == 0) shard_run = store.begin_run({"bench", spec.model, run["args"]}, uuid);
   const Ran ran = run_here(a, store, shard_run, spec, planned, here, prompts, title_of(what, spec, here),
                            spec.max_cost_usd / n);  // the run's budget, shared evenly
-  std::cout << what << ": " << (planned.size() - bench::remaining_work(planned, store.attempts_of_run(shard_run), false)
-                                                     .to_run.size())
-            << " of " << planned.size() << " attempt(s) finished"
-            << (ran.complete ? "" : std::string(", stopped (") + bench::to_string(ran.stop) +
-                                        "): 'mgk bench --resume' of the run submits this task again")
+  std::cout << what << ": " << ran.finished << " of " << ran.planned << " attempt(s) finished"
+            << (ran.complete() ? "" : std::string(", stopped (") + bench::to_string(ran.stop) +
+                                          "): 'mgk bench --resume' of the run submits this task again")
             << "\n";
   return exit_code_of(ran);
 }
@@ -485,7 +485,7 @@ ExitCode run_bench(const BenchArgs& a, const CLI::App& c, const Globals& g) {
   if (a.merge > 0) {
     store::Store store = open_store(g);
     if (merge_shards(store, a.merge)) {
-      end_run(a, store, a.merge, {bench::StopReason::kFinished, true});
+      end_run(a, store, a.merge, true, bench::StopReason::kFinished);
       return ExitCode::kOk;
     }
     const std::string id = std::to_string(a.merge);
@@ -517,7 +517,7 @@ ExitCode run_bench(const BenchArgs& a, const CLI::App& c, const Globals& g) {
   else store.reopen_run(run_id);
   const Ran ran = run_here(a, store, run_id, spec, bench::planned_attempts(spec.problem_list, spec.samples), here,
                            prompts, title_of("mgk bench run " + std::to_string(run_id), spec, here), spec.max_cost_usd);
-  end_run(a, store, run_id, ran);
+  end_run(a, store, run_id, ran.complete(), ran.stop);
   return exit_code_of(ran);
 }
 

@@ -123,7 +123,7 @@ TEST_F(SlurmBench, AJobArrayWithATaskCancelledAndResumedMergesIntoTheReportOfALo
   EXPECT_EQ(script.find(kKey), std::string::npos) << "the key is in the script";
 
   // Task 0 (all_gather, then scatter) cancelled once all_gather is done, scatter in flight.
-  ASSERT_TRUE(eventually([&] { return status()["tasks"][0]["finished"] == 1; }, std::chrono::minutes(5),
+  ASSERT_TRUE(eventually([&] { return status()["tasks"][0]["finished"] == 1; }, std::chrono::minutes(3),
                          "task 0 finishes its first attempt"));
   const nlohmann::json before = status();
   ASSERT_EQ(before["tasks"][0]["state"], "running") << before.dump();
@@ -152,7 +152,7 @@ TEST_F(SlurmBench, AJobArrayWithATaskCancelledAndResumedMergesIntoTheReportOfALo
           if (t["state"] != "done") return false;
         return true;
       },
-      std::chrono::minutes(5), "every task done"));
+      std::chrono::minutes(3), "every task done"));
   EXPECT_EQ(status()["jobs"].size(), 2u);
   // The first command again finds the run and has nothing left to submit.
   test::CliResult same = test::run_mgk(on_slurm, env("slurm"));
