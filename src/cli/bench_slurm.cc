@@ -25,6 +25,11 @@ void record_job(store::Store& store, SlurmRun& r, const std::string& job) {
   store.set_run_args(r.id, r.args);
 }
 
+std::vector<bench::TaskStatus> statuses_of(const SlurmRun& r, bool retry_failed) {
+  return bench::task_statuses(r.spec, r.uuid, r.slurm.tasks, r.folder, bench::scheduler_states(r.slurm.jobs),
+                              retry_failed);
+}
+
 std::string title_of(const bench::BenchSpec& s) {
   return s.model + ", " + s.mode + ", " + std::to_string(s.problem_list.size()) + " problem(s) x " +
          std::to_string(s.samples) + " sample(s)" + (s.compile_only ? ", compile only" : "");
@@ -86,8 +91,7 @@ void submit_new_run(store::Store& store, int64_t run_id, const std::string& api_
 
 void resubmit_failed(store::Store& store, int64_t run_id, bool retry_failed, const std::vector<std::string>& sbatch_args) {
   SlurmRun r = SlurmRun::load(store, run_id);
-  const auto statuses = bench::task_statuses(r.spec, r.uuid, r.slurm.tasks, r.folder,
-                                             bench::scheduler_states(r.slurm.jobs), retry_failed);
+  const auto statuses = statuses_of(r, retry_failed);
   std::vector<int> failed;
   int queued = 0;
   for (const auto& t : statuses) {
@@ -114,8 +118,7 @@ void resubmit_failed(store::Store& store, int64_t run_id, bool retry_failed, con
 
 void print_status(store::Store& store, int64_t run_id, bool json) {
   SlurmRun r = SlurmRun::load(store, run_id);
-  const auto statuses =
-      bench::task_statuses(r.spec, r.uuid, r.slurm.tasks, r.folder, bench::scheduler_states(r.slurm.jobs), false);
+  const auto statuses = statuses_of(r, false);
   int finished = 0, planned = 0;
   std::map<bench::TaskStatus::State, int> by_state;
   for (const auto& t : statuses) finished += t.finished, planned += t.planned, ++by_state[t.state];
