@@ -7,7 +7,8 @@ build="${1:-$here/build}"
 
 packages=(cmake ninja-build g++ pkg-config libcurl4-openssl-dev nlohmann-json3-dev libcli11-dev
           libboost-dev libboost-filesystem-dev libsqlite3-dev sqlite3 libgtest-dev bubblewrap
-          chromium)  # chromium: the HTML report test renders the report headless
+          chromium  # the HTML report test renders the report headless
+          slurm-wlm munge)  # the Slurm executor's test starts a one-node Slurm of its own
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -18,7 +18,8 @@ nlohmann::json BenchSpec::identity() const {
                    {"attempt_max_cost_usd", attempt_max_cost_usd},
                    {"max_tokens", max_tokens},
                    {"command_timeout_s", command_timeout_s},
-                   {"prompt_version", prompt_version}};
+                   {"prompt_version", prompt_version},
+                   {"executor", executor}};
   j["temperature"] = temperature ? nlohmann::json(*temperature) : nlohmann::json(nullptr);
   j["reasoning_effort"] = reasoning_effort ? nlohmann::json(*reasoning_effort) : nlohmann::json(nullptr);
   return j;
@@ -48,6 +49,7 @@ BenchSpec BenchSpec::from_json(const nlohmann::json& j, int64_t run_id) {
     s.max_tokens = j.at("max_tokens").get<int>();
     s.command_timeout_s = j.at("command_timeout_s").get<double>();
     s.prompt_version = j.at("prompt_version").get<std::string>();
+    s.executor = j.value("executor", "local");  // runs from before Slurm were local
     if (!j.at("temperature").is_null()) s.temperature = j["temperature"].get<double>();
     if (!j.at("reasoning_effort").is_null()) s.reasoning_effort = j["reasoning_effort"].get<std::string>();
     s.jobs = j.at("jobs").get<int>();

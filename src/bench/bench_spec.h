@@ -1,7 +1,8 @@
 // A benchmark run as the user asked for it: which attempts it is made of (model, problems,
 // samples, mode, turns, ...) and how this machine runs them (jobs, GPUs, budget). Stored as
 // the run's args, so that `--resume RUN` continues it and a re-run with the same arguments
-// finds it. Shared by every executor (this process's threads today, Slurm tasks later).
+// finds it. Shared by every executor: this process's threads, or a Slurm job array whose
+// tasks each run a shard of the attempts (bench/slurm_job.h).
 #pragma once
 #include <optional>
 #include <string>
@@ -30,9 +31,12 @@ struct BenchSpec {
   std::optional<std::string> reasoning_effort;
   double command_timeout_s = agent::kCommandTimeoutS;  // shell mode
   std::string prompt_version;         // prompts/VERSION when the run began
+  // Where the attempts run: "local" (this process) or "slurm" (a job array). Part of the
+  // identity so that a local run never continues a Slurm run's attempts, nor the reverse.
+  std::string executor = "local";
 
   // ---- how this machine runs them: may change from one session of the run to the next ----
-  int jobs = 4;              // attempts in flight at once (model calls run concurrently)
+  int jobs = 4;              // attempts in flight at once (Slurm: in each array task)
   std::vector<int> gpus;     // the GPUs evaluations may use (empty: every visible one)
   double max_cost_usd = 0;   // the whole run, resumed sessions included; 0: none
 

@@ -2,12 +2,22 @@
 
 #include <map>
 
+#include "common/error.h"
+
 namespace mgk::bench {
 
 std::vector<AttemptKey> planned_attempts(const std::vector<std::string>& problems, int samples) {
   std::vector<AttemptKey> out;
   for (int s = 0; s < samples; ++s)
     for (const auto& p : problems) out.push_back({p, s});
+  return out;
+}
+
+std::vector<AttemptKey> shard_of(const std::vector<AttemptKey>& planned, int index, int count) {
+  if (count < 1 || index < 0 || index >= count)
+    throw UsageError("shard " + std::to_string(index) + "/" + std::to_string(count) + " does not exist (0 <= K < N)");
+  std::vector<AttemptKey> out;
+  for (size_t i = size_t(index); i < planned.size(); i += size_t(count)) out.push_back(planned[i]);
   return out;
 }
 

@@ -23,6 +23,11 @@ struct AttemptKey {
 // way has as many problems as possible covered.
 std::vector<AttemptKey> planned_attempts(const std::vector<std::string>& problems, int samples);
 
+// Shard `index` of `count` (0-based), what one Slurm array task runs: every count-th planned
+// attempt from the index-th on, so the shards partition the plan and each gets a mix of
+// problems. UsageError unless 0 <= index < count.
+std::vector<AttemptKey> shard_of(const std::vector<AttemptKey>& planned, int index, int count);
+
 struct WorkItem {
   AttemptKey key;
   std::optional<int64_t> continue_attempt;  // a stored attempt to resume; none: start one

@@ -2,14 +2,18 @@
 // Attempts run concurrently (--jobs), evaluations on disjoint GPU groups; every turn is
 // stored as it completes, so a run killed at any moment continues with --resume (or by
 // running the same command again) and loses nothing finished. Ends with the report.
+// --executor slurm hands the attempts to a Slurm job array instead (cli/bench_slurm.h);
+// each of its tasks runs `--shard K/N` here, on its node, with the same local executor.
 #include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <numeric>
+#include <set>
 
 #include "agent/session_setup.h"
 #include "bench/attempt_runner.h"
@@ -18,10 +22,12 @@
 #include "bench/local_executor.h"
 #include "bench/progress.h"
 #include "bench/work_list.h"
+#include "cli/bench_slurm.h"
 #include "cli/commands.h"
 #include "cli/dry_run.h"
 #include "cli/options.h"
 #include "cli/preflight.h"
+#include "common/file.h"
 #include "common/interrupt.h"
 #include "common/log.h"
 #include "llm/config.h"
@@ -38,15 +44,21 @@ namespace {
 // Defaults of what each attempt may do are the agent's (agent/config.h); turns 0: the
 // mode's default.
 struct BenchArgs {
-  std::string model, problems = "*", mode = "refine", gpus, reasoning_effort;
+  std::string model, problems = "*", mode = "refine", gpus, reasoning_effort, executor = "local";
   int samples = 1, turns = 0, world = 2, jobs = 4, max_tokens = agent::Sampling{}.max_tokens;
   double max_cost = 0, attempt_max_cost = agent::Limits{}.max_cost_usd, temperature = 0,
          command_timeout = agent::kCommandTimeoutS;
   bool temperature_given = false, compile_only = false, dry_run = false, json = false, new_run = false,
        retry_failed = false;
-  int64_t resume = 0;
+  int64_t resume = 0, status = 0, merge = 0;
   std::vector<double> ps;
+  bench::SlurmOptions slurm;          // --executor slurm
+  std::string shard, run_file;        // an array task: --shard K/N --run-file DIR/run.json
 };
+
+// The options only --executor slurm takes.
+const std::vector<std::string> kSlurmFlags = {"--array-tasks", "--partition", "--gpus-per-task",
+                                              "--time",        "--array-parallelism", "--sbatch-arg"};
 
 // The flags that define the attempts, by their key in BenchSpec::identity().
 const std::map<std::string, std::string> kIdentityFlags = {
@@ -54,7 +66,7 @@ const std::map<std::string, std::string> kIdentityFlags = {
     {"--mode", "mode"},         {"--turns", "turns"},               {"--world", "world"},
     {"--compile-only", "compile_only"}, {"--attempt-max-cost", "attempt_max_cost_usd"},
     {"--max-tokens", "max_tokens"}, {"--temperature", "temperature"}, {"--reasoning-effort", "reasoning_effort"},
-    {"--command-timeout", "command_timeout_s"}};
+    {"--command-timeout", "command_timeout_s"}, {"--executor", "executor"}};
 
 bench::BenchSpec spec_from_flags(const BenchArgs& a, const std::string& prompt_version) {
   bench::BenchSpec s;
@@ -71,6 +83,7 @@ bench::BenchSpec spec_from_flags(const BenchArgs& a, const std::string& prompt_v
   if (!a.reasoning_effort.empty()) s.reasoning_effort = a.reasoning_effort;
   s.command_timeout_s = a.command_timeout;
   s.prompt_version = prompt_version;
+  s.executor = a.executor;
   s.jobs = a.jobs;
   s.gpus = parse_int_list(a.gpus, "--gpus");
   s.max_cost_usd = a.max_cost;
@@ -107,10 +120,11 @@ Choice choose_run(const BenchArgs& a, const CLI::App& c, store::Store& store, co
     auto run = store.run(a.resume);
     if (!run || run->kind != "bench")
       throw UsageError("no bench run " + std::to_string(a.resume) + " in " + store.path().string());
-    if (alive_here(*run))
+    const bool on_slurm = SlurmRun::is_slurm(*run);  // its tasks are Slurm's: no process here to ask
+    if (!on_slurm && alive_here(*run))
       throw UsageError("run " + std::to_string(a.resume) + " is being run by process " + std::to_string(*run->pid) +
                        "; let it finish or stop it first");
-    if (running_elsewhere(*run))
+    if (!on_slurm && running_elsewhere(*run))
       log::warning("run " + std::to_string(a.resume) + " is marked running on " + run->host +
                    "; if a process there still works on it, both will work on the same attempts");
     bench::BenchSpec s = bench::BenchSpec::from_json(run->args, run->id);
@@ -132,7 +146,8 @@ Choice choose_run(const BenchArgs& a, const CLI::App& c, store::Store& store, co
   fresh.problem_list = bench::expand_problems(a.problems);
   if (a.new_run) return {fresh, 0, 0};
   for (const store::RunRecord& r : store.runs_of_kind("bench")) {
-    if (alive_here(r) || running_elsewhere(r)) continue;  // someone may be at work on it
+    const bool on_slurm = SlurmRun::is_slurm(r);
+    if (!on_slurm && (alive_here(r) || running_elsewhere(r))) continue;  // someone may be at work on it
     bench::BenchSpec s;
     try {
       s = bench::BenchSpec::from_json(r.args, r.id);
@@ -144,9 +159,11 @@ Choice choose_run(const BenchArgs& a, const CLI::App& c, store::Store& store, co
     const int finished =
         int(bench::remaining_work(bench::planned_attempts(s.problem_list, s.samples), store.attempts_of_run(r.id), false)
                 .finished.size());
-    const std::string what = "run " + std::to_string(r.id) + " (started " + r.created_at + ") has the same arguments and " +
-                             std::to_string(finished) + " of " + std::to_string(s.problem_list.size() * size_t(s.samples)) +
-                             " attempts finished";
+    const std::string what =
+        "run " + std::to_string(r.id) + " (started " + r.created_at + ") has the same arguments" +
+        (on_slurm ? " and is on Slurm ('mgk bench --status " + std::to_string(r.id) + "' says how far)"
+                  : " and " + std::to_string(finished) + " of " + std::to_string(s.problem_list.size() * size_t(s.samples)) +
+                        " attempts finished");
     if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) && !a.json && !a.dry_run) {
       std::cout << what << ". Continue it? [Y/n] " << std::flush;
       std::string answer;
@@ -230,18 +247,20 @@ void print_dry_run_of(const bench::BenchSpec& s, const Prepared& p, const eval::
     d.first_prompts_chars +=
         static_cast<long long>(ps.setup.prompt.system.size() + ps.setup.prompt.user.size()) * s.samples;
   }
+  const bool here = s.executor == "local";  // else the GPUs and the checks are the array tasks'
   for (const auto& [world, unused] : worlds) {
     std::vector<std::vector<int>> groups;
     if (!s.compile_only && !p.gpus.empty()) groups = bench::GpuPool(p.gpus).groups(world);
-    d.groups.push_back(s.compile_only || !p.gpus.empty() ? group_line(world, groups, s.compile_only)
-                                                         : std::to_string(world) + " ranks: no GPU visible");
+    d.groups.push_back(!here && !s.compile_only ? std::to_string(world) + " ranks: on each array task's GPUs"
+                       : s.compile_only || !p.gpus.empty() ? group_line(world, groups, s.compile_only)
+                                                           : std::to_string(world) + " ranks: no GPU visible");
   }
   const auto& first = *p.sessions.begin();
   d.example = first.first + " sample 0";
   d.prompt = first.second.setup.prompt;
   d.llm = &llm_config;
   print_dry_run(std::cout, d);
-  report_preflight_for_dry_run(p.specs, machine, s.compile_only);
+  if (here) report_preflight_for_dry_run(p.specs, machine, s.compile_only);
 }
 
 // Finished attempts of the run: what the progress display starts from.
@@ -265,54 +284,63 @@ std::string outcome_phrase(const report::AttemptResult& r) {
   return s;
 }
 
-ExitCode run_bench(const BenchArgs& a, const CLI::App& c, const Globals& g) {
-  store::Store store = open_store(g);
-  const agent::PromptLibrary prompts = agent::PromptLibrary::load_default();
-  install_interrupt_handler();
-  const std::atomic<bool>& interrupt = interrupt_flag();
-  Choice choice = choose_run(a, c, store, prompts.version());
-  const bench::BenchSpec& spec = choice.spec;
-  if (choice.complete_run && !a.dry_run) {
-    const std::string id = std::to_string(choice.complete_run);
-    std::cout << "run " << id << " with these arguments is complete: 'mgk report " << id
-              << "' shows it; give --new to run it again\n";
-    return ExitCode::kOk;
-  }
+// This machine ready to run the spec's attempts: the sessions prepared, the model's provider
+// (a missing key stops here) and the pre-flight passed (GPUs, nvcc, the references compiling).
+struct Here {
+  Prepared p;
+  std::unique_ptr<llm::Provider> provider;
+  std::unique_ptr<bench::GpuPool> pool;  // null with --compile-only
+};
 
+Here set_up_here(const bench::BenchSpec& spec, const Globals& g, const agent::PromptLibrary& prompts) {
   const eval::MachineInfo machine = eval::probe_machine();
   const std::optional<eval::Peaks> peaks = spec.compile_only ? std::nullopt : stored_peaks(g, machine);
-  Prepared p = prepare(spec, machine, peaks, prompts);
-  const llm::Config llm_config = llm::load_config();
-  if (a.dry_run) {
-    print_dry_run_of(spec, p, machine, llm_config);
-    return ExitCode::kOk;
-  }
-  std::unique_ptr<llm::Provider> provider = llm::make_provider(spec.model, llm_config);  // a missing key, at once
-  preflight(p.specs, machine, {spec.compile_only, true});
+  Here h;
+  h.p = prepare(spec, machine, peaks, prompts);
+  h.provider = llm::make_provider(spec.model, llm::load_config());
+  preflight(h.p.specs, machine, {spec.compile_only, true});
   throw_if_interrupted();  // Ctrl-C while the references compiled: no run is begun
-  std::unique_ptr<bench::GpuPool> pool;
-  if (!spec.compile_only) pool = std::make_unique<bench::GpuPool>(p.gpus);
+  if (!spec.compile_only) h.pool = std::make_unique<bench::GpuPool>(h.p.gpus);
+  return h;
+}
 
-  int64_t run_id = choice.run_id;
-  if (run_id == 0) run_id = store.begin_run({"bench", spec.model, spec.to_json()});
-  else store.reopen_run(run_id);
-  const std::vector<bench::AttemptKey> planned = bench::planned_attempts(spec.problem_list, spec.samples);
+void print_dry_run_here(const bench::BenchSpec& spec, const Globals& g, const agent::PromptLibrary& prompts) {
+  const eval::MachineInfo machine = eval::probe_machine();
+  const std::optional<eval::Peaks> peaks = spec.compile_only ? std::nullopt : stored_peaks(g, machine);
+  print_dry_run_of(spec, prepare(spec, machine, peaks, prompts), machine, llm::load_config());
+}
+
+// "mgk bench run 3: openai:gpt-4o, refine, 8 problem(s) x 2 sample(s), 4 job(s), GPUs 0,1".
+std::string title_of(const std::string& what, const bench::BenchSpec& spec, const Here& here) {
+  return what + ": " + spec.model + ", " + spec.mode + ", " + std::to_string(spec.problem_list.size()) +
+         " problem(s) x " + std::to_string(spec.samples) + " sample(s), " + std::to_string(spec.jobs) + " job(s)" +
+         (spec.compile_only ? ", compile only" : ", GPUs " + bench::gpu_list(here.p.gpus));
+}
+
+struct Ran {
+  bench::StopReason stop = bench::StopReason::kFinished;
+  size_t finished = 0, planned = 0;  // attempts of the plan finished, now
+  bool complete() const { return finished == planned; }
+};
+
+// The attempts of `planned` that the store does not hold finished, run on this machine into
+// run `run_id` with the progress display: the local executor, for a local run and for each
+// Slurm array task alike. `max_cost`: the budget of this run (or task), earlier sessions included.
+Ran run_here(const BenchArgs& a, store::Store& store, int64_t run_id, const bench::BenchSpec& spec,
+             const std::vector<bench::AttemptKey>& planned, Here& here, const agent::PromptLibrary& prompts,
+             const std::string& title, double max_cost) {
+  const std::atomic<bool>& interrupt = interrupt_flag();
   const bench::WorkList work = bench::remaining_work(planned, store.attempts_of_run(run_id), a.retry_failed);
   const double spent_before = store.run(run_id)->cost_usd;
-
   const bench::Progress::Style style = a.json                     ? bench::Progress::Style::kJson
                                        : isatty(STDOUT_FILENO) ? bench::Progress::Style::kLive
                                                                : bench::Progress::Style::kLines;
-  const std::string title = "mgk bench run " + std::to_string(run_id) + ": " + spec.model + ", " + spec.mode +
-                            ", " + std::to_string(spec.problem_list.size()) + " problem(s) x " +
-                            std::to_string(spec.samples) + " sample(s), " + std::to_string(spec.jobs) + " job(s)" +
-                            (spec.compile_only ? ", compile only" : ", GPUs " + bench::gpu_list(p.gpus));
   bench::Progress progress(std::cout, style, title, int(planned.size()), std::min(spec.jobs, int(work.to_run.size())),
                            counts_of(store, work.finished, spent_before));
 
-  bench::LocalExecutor executor({spec.jobs, spec.max_cost_usd, spent_before, 5}, &interrupt);
-  bench::AttemptRunner runner(run_id, std::move(p.sessions),
-                              {provider.get(), &store, &prompts, pool.get(), &interrupt, &executor.stop_flag()});
+  bench::LocalExecutor executor({spec.jobs, max_cost, spent_before, 5}, &interrupt);
+  bench::AttemptRunner runner(run_id, std::move(here.p.sessions),
+                              {here.provider.get(), &store, &prompts, here.pool.get(), &interrupt, &executor.stop_flag()});
   executor.on_error = [&](const bench::WorkItem& item, const std::string& error) {
     progress.note("error in " + item.key.problem + " sample " + std::to_string(item.key.sample) + ": " + error);
   };
@@ -331,9 +359,22 @@ ExitCode run_bench(const BenchArgs& a, const CLI::App& c, const Globals& g) {
                           report::faster_than(r, 1), r.outcome == report::Outcome::kCompiled, r.cost_usd);
   });
   progress.close();
+  const size_t left = bench::remaining_work(planned, store.attempts_of_run(run_id), false).to_run.size();
+  return {stop, planned.size() - left, planned.size()};
+}
 
-  const bool complete =
-      bench::remaining_work(planned, store.attempts_of_run(run_id), false).to_run.empty();
+ExitCode exit_code_of(const Ran& r) {
+  if (r.complete()) return ExitCode::kOk;
+  switch (r.stop) {
+    case bench::StopReason::kBudget: return ExitCode::kLimit;  // the budget stopped new work: resumable
+    case bench::StopReason::kErrors: return ExitCode::kInfrastructure;
+    default: return ExitCode::kInterrupted;
+  }
+}
+
+// The run's end: its state (done when complete, else interrupted) and summary stored, and its
+// report printed (with --json, one line).
+void end_run(const BenchArgs& a, store::Store& store, int64_t run_id, bool complete, bench::StopReason stop) {
   report::RunReport rep = report::build_report(store, run_id, a.ps);
   store.finish_run(run_id, complete ? store::Status::kDone : store::Status::kInterrupted,
                    report::summary_json(rep.metrics));
@@ -344,20 +385,144 @@ ExitCode run_bench(const BenchArgs& a, const CLI::App& c, const Globals& g) {
                                 {"stopped", bench::to_string(stop)}, {"summary", report::summary_json(rep.metrics)}}
                      .dump()
               << std::endl;
-  } else {
-    std::cout << "\n" << report::render_text({rep}, false);
-    if (!complete)
-      std::cout << "\nstopped (" << bench::to_string(stop) << ") before the end: 'mgk bench --resume " << id
-                << "' continues" << (stop == bench::StopReason::kBudget ? " (with a larger --max-cost)" : "")
-                << "\n";
-    std::cout << "the report as HTML: mgk report " << id << " --format html -o report-" << id << ".html\n";
+    return;
   }
-  if (complete) return ExitCode::kOk;
-  switch (stop) {
-    case bench::StopReason::kBudget: return ExitCode::kLimit;  // the budget stopped new work: resumable
-    case bench::StopReason::kErrors: return ExitCode::kInfrastructure;
-    default: return ExitCode::kInterrupted;
+  std::cout << "\n" << report::render_text({rep}, false);
+  if (!complete)
+    std::cout << "\nstopped (" << bench::to_string(stop) << ") before the end: 'mgk bench --resume " << id
+              << "' continues" << (stop == bench::StopReason::kBudget ? " (with a larger --max-cost)" : "") << "\n";
+  std::cout << "the report as HTML: mgk report " << id << " --format html -o report-" << id << ".html\n";
+}
+
+// One array task of a Slurm run, as its script calls it: shard K/N of the run --run-file
+// describes, run here into the store --db names (the task's own). The shard's run keeps the
+// run's uuid, so that merging folds it into the run; it is left "running" (a shard ends no
+// run: the run is done when its merged shards hold every attempt, `mgk bench --merge`).
+ExitCode run_array_task(const BenchArgs& a, const Globals& g) {
+  int k = -1, n = 0;
+  if (std::sscanf(a.shard.c_str(), "%d/%d", &k, &n) != 2 || a.run_file.empty())
+    throw UsageError("--shard takes K/N (0 <= K < N), with --run-file: what a Slurm run's script gives");
+  const nlohmann::json run = nlohmann::json::parse(read_file(a.run_file, "the run file", ExitCode::kUsage), nullptr, false);
+  if (!run.is_object() || !run.contains("args") || !run.contains("uuid"))
+    throw UsageError(a.run_file + " is not a run file 'mgk bench --executor slurm' wrote");
+  const int64_t run_id = run.value("run", int64_t(0));
+  const std::string uuid = run.value("uuid", ""), what = "mgk bench run " + std::to_string(run_id) + ", task " + a.shard;
+  bench::BenchSpec spec = bench::BenchSpec::from_json(run["args"], run_id);
+  const std::vector<bench::AttemptKey> planned =
+      bench::shard_of(bench::planned_attempts(spec.problem_list, spec.samples), k, n);
+  std::set<std::string> mine;  // the problems of this shard: the references this task compiles
+  for (const auto& key : planned) mine.insert(key.problem);
+  spec.problem_list.assign(mine.begin(), mine.end());
+
+  store::Store store = open_store(g);
+  const agent::PromptLibrary prompts = agent::PromptLibrary::load_default();
+  install_interrupt_handler();  // scancel sends SIGTERM: the attempts in flight stop, resumable
+  Here here = set_up_here(spec, g, prompts);
+  int64_t shard_run = 0;
+  for (const store::RunRecord& r : store.runs_of_kind("bench"))
+    if (r.uuid == uuid) shard_run = r.id;
+  if (shard_run == 0) shard_run = store.begin_run({"bench", spec.model, run["args"]}, uuid);
+  const Ran ran = run_here(a, store, shard_run, spec, planned, here, prompts, title_of(what, spec, here),
+                           spec.max_cost_usd / n);  // the run's budget, shared evenly
+  std::cout << what << ": " << ran.finished << " of " << ran.planned << " attempt(s) finished"
+            << (ran.complete() ? "" : std::string(", stopped (") + bench::to_string(ran.stop) +
+                                          "): 'mgk bench --resume' of the run submits this task again")
+            << "\n";
+  return exit_code_of(ran);
+}
+
+// A new run given to Slurm: written out and submitted (with --dry-run, the script shown);
+// a run submitted before: its failed tasks submitted again.
+ExitCode run_on_slurm(const BenchArgs& a, const CLI::App& c, store::Store& store, const Choice& choice,
+                      const Globals& g, const agent::PromptLibrary& prompts) {
+  const bench::BenchSpec& spec = choice.spec;
+  const int attempts = int(spec.problem_list.size()) * spec.samples;
+  bench::SlurmOptions slurm = a.slurm;
+  slurm.tasks = slurm.tasks > 0 ? std::min(slurm.tasks, attempts) : attempts;
+  if (choice.run_id != 0) {
+    const std::string id = std::to_string(choice.run_id);
+    if (a.dry_run) throw UsageError("--dry-run shows a new run; 'mgk bench --status " + id + "' shows run " + id);
+    const SlurmRun stored = SlurmRun::load(store, choice.run_id);
+    for (const auto& [flag, same] : {std::pair{"--array-tasks", slurm.tasks == stored.slurm.tasks},
+                                     {"--array-parallelism", slurm.array_parallelism == stored.slurm.array_parallelism},
+                                     {"--jobs", a.jobs == stored.spec.jobs},
+                                     {"--max-cost", a.max_cost == stored.spec.max_cost_usd}})
+      if (c.count(flag) && !same)
+        throw UsageError(std::string(flag) + " was fixed when run " + id + " was submitted; leave it out to resume it");
+    std::vector<std::string> sbatch;  // given now, they override the script's for the tasks submitted again
+    if (c.count("--partition")) sbatch.push_back("--partition=" + a.slurm.partition);
+    if (c.count("--time")) sbatch.push_back("--time=" + a.slurm.time);
+    if (c.count("--gpus-per-task")) sbatch.push_back("--gpus-per-task=" + std::to_string(a.slurm.gpus_per_task));
+    sbatch.insert(sbatch.end(), a.slurm.sbatch_args.begin(), a.slurm.sbatch_args.end());
+    resubmit_failed(store, choice.run_id, a.retry_failed, sbatch);
+    return ExitCode::kOk;
   }
+  if (!a.gpus.empty())
+    throw UsageError("--gpus names this machine's GPUs; with --executor slurm each task evaluates on the GPUs of "
+                     "its allocation (--gpus-per-task N)");
+  if (!spec.compile_only && a.slurm.gpus_per_task == 0)
+    log::warning("no --gpus-per-task: each task gets only the GPUs its partition gives unasked (on most clusters none)");
+  const llm::Config llm_config = llm::load_config();
+  const llm::Endpoint& endpoint = llm_config.endpoint(spec.model.substr(0, spec.model.find(':')));
+  const std::string key_env = endpoint.api_key_required ? endpoint.api_key_env : "";
+  if (a.dry_run) {
+    print_dry_run_here(spec, g, prompts);
+    std::cout << "\nthe job-array script (not submitted; run 0 stands for the run's id; sbatch --array="
+              << bench::array_spec(bench::every_task(slurm), slurm.array_parallelism) << "):\n"
+              << script_for(slurm, bench::RunFolder::of(store.path(), "RUN-UUID"), 0, spec, key_env);
+    return ExitCode::kOk;
+  }
+  llm::make_provider(spec.model, llm_config);  // a missing key stops here, before anything is submitted
+  nlohmann::json args = spec.to_json();
+  args["slurm"] = slurm.to_json();
+  submit_new_run(store, store.begin_run({"bench", spec.model, args}), key_env);
+  return ExitCode::kOk;
+}
+
+ExitCode run_bench(const BenchArgs& a, const CLI::App& c, const Globals& g) {
+  if (!a.shard.empty() || !a.run_file.empty()) return run_array_task(a, g);
+  if (a.status > 0) {
+    store::Store store = open_store_to_read(g);
+    print_status(store, a.status, a.json);
+    return ExitCode::kOk;
+  }
+  if (a.merge > 0) {
+    store::Store store = open_store(g);
+    if (merge_shards(store, a.merge)) {
+      end_run(a, store, a.merge, true, bench::StopReason::kFinished);
+      return ExitCode::kOk;
+    }
+    const std::string id = std::to_string(a.merge);
+    std::cout << "run " << id << " is not complete yet: 'mgk bench --status " << id << "' says what is left; merge "
+              << "again when it is (merging twice adds only what is new)\n";
+    return ExitCode::kOk;
+  }
+  store::Store store = open_store(g);
+  const agent::PromptLibrary prompts = agent::PromptLibrary::load_default();
+  install_interrupt_handler();
+  Choice choice = choose_run(a, c, store, prompts.version());
+  const bench::BenchSpec& spec = choice.spec;
+  if (choice.complete_run && !a.dry_run) {
+    const std::string id = std::to_string(choice.complete_run);
+    std::cout << "run " << id << " with these arguments is complete: 'mgk report " << id
+              << "' shows it; give --new to run it again\n";
+    return ExitCode::kOk;
+  }
+  if (spec.executor == "slurm") return run_on_slurm(a, c, store, choice, g, prompts);
+  for (const std::string& flag : kSlurmFlags)
+    if (c.count(flag)) throw UsageError(flag + " is for --executor slurm");
+  if (a.dry_run) {
+    print_dry_run_here(spec, g, prompts);
+    return ExitCode::kOk;
+  }
+  Here here = set_up_here(spec, g, prompts);
+  int64_t run_id = choice.run_id;
+  if (run_id == 0) run_id = store.begin_run({"bench", spec.model, spec.to_json()});
+  else store.reopen_run(run_id);
+  const Ran ran = run_here(a, store, run_id, spec, bench::planned_attempts(spec.problem_list, spec.samples), here,
+                           prompts, title_of("mgk bench run " + std::to_string(run_id), spec, here), spec.max_cost_usd);
+  end_run(a, store, run_id, ran.complete(), ran.stop);
+  return exit_code_of(ran);
 }
 
 }  // namespace
@@ -399,6 +564,27 @@ void add_bench_command(CLI::App& root, Globals& g) {
               "Print the attempts, GPU groups, one attempt's first prompt and a token estimate; call no model");
   c->add_flag("--json", a->json, "Progress and the final summary as JSON lines");
   c->add_option("--p", a->ps, "Extra speedup thresholds p for fast_p (0, 1, 1.5 and 2 are always shown)");
+  c->add_option("--executor", a->executor, "Where the attempts run: local (this machine) or slurm (a job array)")
+      ->check(CLI::IsMember({"local", "slurm"}))
+      ->capture_default_str();
+  c->add_option("--array-tasks", a->slurm.tasks,
+                "Slurm: array tasks, each running its shard of the attempts (default: one per attempt)")
+      ->check(CLI::NonNegativeNumber);
+  c->add_option("--partition", a->slurm.partition, "Slurm: the partition (default: the cluster's)");
+  c->add_option("--gpus-per-task", a->slurm.gpus_per_task, "Slurm: the GPUs of each array task")
+      ->check(CLI::NonNegativeNumber);
+  c->add_option("--time", a->slurm.time, "Slurm: each task's time limit, as sbatch takes it (e.g. 2:00:00)");
+  c->add_option("--array-parallelism", a->slurm.array_parallelism, "Slurm: array tasks running at once (default: no cap)")
+      ->check(CLI::NonNegativeNumber);
+  c->add_option("--sbatch-arg", a->slurm.sbatch_args,
+                "Slurm: one more sbatch option for the script, written --sbatch-arg=--account=lab (repeatable)")
+      ->allow_extra_args(false);
+  c->add_option("--status", a->status, "A Slurm run's progress: each task done, running, pending or failed (its log)");
+  c->add_option("--merge", a->merge,
+                "Gather a Slurm run's shards into the store (again: only what is new); once every attempt is in, "
+                "the run is done and its report printed");
+  c->add_option("--shard", a->shard)->group("");  // what a Slurm run's script runs: its task K of N
+  c->add_option("--run-file", a->run_file)->group("");
   c->callback([a, c, &g] {
     a->temperature_given = c->count("--temperature") > 0;
     g.exit_code = run_bench(*a, *c, g);

@@ -64,16 +64,24 @@ Store Store::open_read_only(const std::filesystem::path& path) {
   return Store(std::move(db));
 }
 
-int64_t Store::begin_run(const RunStart& run) {
+int64_t Store::begin_run(const RunStart& run, const std::string& uuid) {
   check_run_kind(run.kind);
   std::lock_guard lock(*mutex_);
   Statement s(db_,
               "INSERT INTO runs (uuid, kind, model, args, status, host, pid, created_at) "
               "VALUES (?, ?, ?, ?, 'running', ?, ?, ?)");
-  s.bind(1, random_uuid()).bind(2, run.kind).bind(3, run.model).bind(4, run.args.dump());
+  s.bind(1, uuid.empty() ? random_uuid() : uuid).bind(2, run.kind).bind(3, run.model).bind(4, run.args.dump());
   s.bind(5, rows::host_name()).bind(6, int64_t(getpid())).bind(7, utc_now());
   s.run();
   return db_.last_insert_rowid();
+}
+
+void Store::set_run_args(int64_t run_id, const nlohmann::json& args) {
+  std::lock_guard lock(*mutex_);
+  Statement s(db_, "UPDATE runs SET args = ? WHERE id = ?");
+  s.bind(1, args.dump()).bind(2, run_id);
+  s.run();
+  if (db_.changes() == 0) throw NotFoundError("no run " + std::to_string(run_id) + " in " + path().string());
 }
 
 void Store::finish_run(int64_t run_id, Status status, const nlohmann::json& summary) {

@@ -39,8 +39,11 @@ class Store {
   const std::filesystem::path& path() const { return db_.path(); }
 
   // ---- runs ----
-  // Records a run as "running", with this host and pid. Returns its id.
-  int64_t begin_run(const RunStart& run);
+  // Records a run as "running", with this host and pid. Returns its id. `uuid`: empty for a
+  // new one; a Slurm array task gives its run's, so that its shard merges into that run.
+  int64_t begin_run(const RunStart& run, const std::string& uuid = "");
+  // Replaces the run's args (a Slurm run adds the jobs it submitted). Unknown id: NotFoundError.
+  void set_run_args(int64_t run_id, const nlohmann::json& args);
   // Marks the run finished with `status` and stores its summary (a JSON object).
   void finish_run(int64_t run_id, Status status,
                   const nlohmann::json& summary = nlohmann::json::object());

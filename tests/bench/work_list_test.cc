@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "common/error.h"
+
 namespace mgk::bench {
 namespace {
 
@@ -20,6 +24,23 @@ TEST(WorkList, PlansEveryProblemsFirstSampleBeforeAnySecondOne) {
   std::vector<AttemptKey> expected = {{"a/x", 0}, {"b/y", 0}, {"a/x", 1}, {"b/y", 1}, {"a/x", 2}, {"b/y", 2}};
   EXPECT_EQ(plan, expected);
   EXPECT_TRUE(planned_attempts({"a/x"}, 0).empty());
+}
+
+TEST(WorkList, ShardsPartitionThePlanEachWithAMixOfProblems) {
+  const auto plan = planned_attempts({"a/x", "b/y", "c/z"}, 2);
+  std::vector<AttemptKey> all;
+  for (int k = 0; k < 4; ++k)
+    for (const auto& key : shard_of(plan, k, 4)) all.push_back(key);
+  std::sort(all.begin(), all.end());
+  auto sorted = plan;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(all, sorted) << "every attempt in exactly one shard";
+  std::vector<AttemptKey> first = {{"a/x", 0}, {"b/y", 1}};
+  EXPECT_EQ(shard_of(plan, 0, 4), first);
+  EXPECT_EQ(shard_of(plan, 5, 8).size(), 1u);
+  EXPECT_TRUE(shard_of(plan, 7, 8).empty()) << "more shards than attempts: some are empty";
+  EXPECT_THROW(shard_of(plan, 3, 3), UsageError);
+  EXPECT_THROW(shard_of(plan, -1, 3), UsageError);
 }
 
 TEST(WorkList, SkipsWhatFinishedContinuesWhatWasCutOffStartsTheRest) {

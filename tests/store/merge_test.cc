@@ -290,5 +290,37 @@ TEST_F(MergeTest, AMergeFailingPartWayLeavesTheTargetAsItWas) {
   EXPECT_EQ(target.merge_from(shard_a).runs, 2);
 }
 
+// The tasks of a Slurm job array each write the same run (its uuid) into a shard of their
+// own; merged, in any order and any number of times, they are that one run with every
+// task's attempts, whose args and state stay the target's (a shard's run never ends).
+TEST(MergeShardsOfOneRun, TheTasksOfAJobArrayFoldIntoTheirRunAndLeaveItsStateAlone) {
+  mgk::test::TempDir dir{"mgk-merge-run"};
+  Store target = Store::open(dir.path() / "main.db");
+  const nlohmann::json args = {{"executor", "slurm"}, {"slurm", {{"jobs", {"12"}}}}};
+  const int64_t run = target.begin_run({"bench", "openai:m", args});
+  const std::string uuid = target.run(run)->uuid;
+  std::vector<std::filesystem::path> shards;
+  for (const char* problem : {"collectives/all_reduce", "collectives/gather", "collectives/scatter"}) {
+    shards.push_back(dir.path() / ("task-" + std::to_string(shards.size()) + ".db"));
+    Store shard = Store::open(shards.back());
+    const int64_t r = shard.begin_run({"bench", "openai:m", {{"executor", "slurm"}}}, uuid);
+    EXPECT_EQ(shard.run(r)->uuid, uuid);
+    const int64_t a = shard.begin_attempt(test::attempt_start(r, problem, "openai:m"));
+    shard.record_turn(test::turn(a, 0));
+    shard.finish_attempt(a, {Status::kDone, "turns_exhausted", std::nullopt});
+  }
+  for (int pass = 0; pass < 2; ++pass)
+    for (auto s = shards.rbegin(); s != shards.rend(); ++s) {
+      MergeReport r = target.merge_from(*s);
+      EXPECT_EQ(r.runs, 0);
+      EXPECT_EQ(r.attempts, pass == 0 ? 1 : 0) << *s;
+    }
+  EXPECT_EQ(target.runs_of_kind("bench").size(), 1u);
+  EXPECT_EQ(target.attempts_of_run(run).size(), 3u);
+  EXPECT_EQ(target.run(run)->status, Status::kRunning);
+  EXPECT_EQ(target.run(run)->args, args);
+  EXPECT_EQ(target.run(run)->tokens_in, 3 * test::turn(0, 0).tokens_in);
+}
+
 }  // namespace
 }  // namespace mgk::store

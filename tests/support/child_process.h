@@ -1,7 +1,8 @@
 // A program started in the background, for tests that stop it part way (SIGKILL at a
 // moment of their choosing). Its stdout and stderr go to a file; it runs in a process group
 // of its own, which kill_group() signals whole (the program and what it started, as a
-// job scheduler or the OOM killer stops a job).
+// job scheduler or the OOM killer stops a job). It is killed when the thread that started it
+// ends (PR_SET_PDEATHSIG), so a test killed by its timeout leaves it not running.
 #pragma once
 #include <sys/types.h>
 

@@ -1,0 +1,168 @@
+#include "cli/bench_slurm.h"
+
+#include <iostream>
+
+#include "bench/slurm_executor.h"
+#include "bench/work_list.h"
+#include "common/env.h"
+#include "common/error.h"
+#include "report/table.h"
+#include "tune/best_kernel.h"
+
+namespace mgk::cli {
+namespace {
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string s;
+  for (const auto& i : items) s += (s.empty() ? "" : ", ") + i;
+  return s;
+}
+
+// Records a submitted job in the run's args, where --status and --resume find it.
+void record_job(store::Store& store, SlurmRun& r, const std::string& job) {
+  r.slurm.jobs.push_back(job);
+  r.args["slurm"] = r.slurm.to_json();
+  store.set_run_args(r.id, r.args);
+}
+
+std::vector<bench::TaskStatus> statuses_of(const SlurmRun& r, bool retry_failed) {
+  return bench::task_statuses(r.spec, r.uuid, r.slurm.tasks, r.folder, bench::scheduler_states(r.slurm.jobs),
+                              retry_failed);
+}
+
+std::string title_of(const bench::BenchSpec& s) {
+  return s.model + ", " + s.mode + ", " + std::to_string(s.problem_list.size()) + " problem(s) x " +
+         std::to_string(s.samples) + " sample(s)" + (s.compile_only ? ", compile only" : "");
+}
+
+}  // namespace
+
+bool SlurmRun::is_slurm(const store::RunRecord& run) {
+  return run.kind == "bench" && run.args.is_object() && run.args.value("executor", "") == "slurm";
+}
+
+SlurmRun SlurmRun::load(store::Store& store, int64_t run_id) {
+  auto run = store.run(run_id);
+  if (!run || run->kind != "bench") throw UsageError("no bench run " + std::to_string(run_id) + " in " + store.path().string());
+  if (!is_slurm(*run))
+    throw UsageError("run " + std::to_string(run_id) + " ran here, not on Slurm: 'mgk report " +
+                     std::to_string(run_id) + "' shows it");
+  SlurmRun r;
+  r.id = run->id;
+  r.uuid = run->uuid;
+  r.args = run->args;
+  r.spec = bench::BenchSpec::from_json(run->args, run->id);
+  r.slurm = bench::SlurmOptions::from_json(run->args.value("slurm", nlohmann::json::object()), run->id);
+  r.folder = bench::RunFolder::of(store.path(), run->uuid);
+  return r;
+}
+
+nlohmann::json run_file_json(const SlurmRun& r) {
+  return {{"run", r.id}, {"uuid", r.uuid}, {"model", r.spec.model}, {"args", r.args}};
+}
+
+std::string script_for(const bench::SlurmOptions& slurm, const bench::RunFolder& folder, int64_t run_id,
+                       const bench::BenchSpec& spec, const std::string& api_key_env) {
+  return bench::array_script(slurm, folder, {run_id, title_of(spec), self_dir() / "mgk", root_dir(), api_key_env});
+}
+
+void submit_new_run(store::Store& store, int64_t run_id, const std::string& api_key_env) {
+  SlurmRun r = SlurmRun::load(store, run_id);
+  std::filesystem::create_directories(r.folder.dir);
+  tune::write_file_atomically(r.folder.run_file(), run_file_json(r).dump(2) + "\n");
+  tune::write_file_atomically(r.folder.script(), script_for(r.slurm, r.folder, r.id, r.spec, api_key_env));
+  const std::string id = std::to_string(run_id);
+  std::string job;
+  try {
+    job = bench::submit_array(r.folder, bench::every_task(r.slurm), r.slurm.array_parallelism, {}, {});
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) + " (run " + id + " is stored: 'mgk bench --resume " + id +
+                "' or the same command submits it once sbatch takes it)");
+  }
+  record_job(store, r, job);
+  std::cout << "run " << id << " (" << title_of(r.spec) << ") submitted to Slurm as job " << job << ": "
+            << r.slurm.tasks << " array task(s), each with its shard of the attempts\n"
+            << "script " << r.folder.script().string() << "; each task's store and log: "
+            << (r.folder.dir / "task-K.{db,log}").string() << "\n"
+            << "'mgk bench --status " << id << "' follows it, 'mgk bench --resume " << id
+            << "' submits failed tasks again, 'mgk bench --merge " << id << "' gathers the shards into "
+            << store.path().string() << " (then 'mgk report " << id << "')\n";
+}
+
+void resubmit_failed(store::Store& store, int64_t run_id, bool retry_failed, const std::vector<std::string>& sbatch_args) {
+  SlurmRun r = SlurmRun::load(store, run_id);
+  const auto statuses = statuses_of(r, retry_failed);
+  std::vector<int> failed;
+  int queued = 0;
+  for (const auto& t : statuses) {
+    if (t.state == bench::TaskStatus::State::kFailed) failed.push_back(t.task);
+    queued += t.state == bench::TaskStatus::State::kPending || t.state == bench::TaskStatus::State::kRunning;
+  }
+  const std::string id = std::to_string(run_id);
+  if (failed.empty()) {
+    if (queued > 0)
+      std::cout << "run " << id << ": nothing to submit again, " << queued
+                << " task(s) still queued or running ('mgk bench --status " << id << "')\n";
+    else
+      std::cout << "run " << id << ": every task is done: 'mgk bench --merge " << id << "' gathers the shards\n";
+    return;
+  }
+  const std::vector<std::string> script_args =
+      retry_failed ? std::vector<std::string>{"--retry-failed"} : std::vector<std::string>{};
+  const std::string job = bench::submit_array(r.folder, failed, r.slurm.array_parallelism, sbatch_args, script_args);
+  record_job(store, r, job);
+  if (store.run(run_id)->status != store::Status::kRunning) store.reopen_run(run_id);
+  std::cout << "run " << id << ": task(s) " << bench::array_spec(failed, 0) << " submitted again as job " << job << "; "
+            << queued << " other(s) still queued or running\n";
+}
+
+void print_status(store::Store& store, int64_t run_id, bool json) {
+  SlurmRun r = SlurmRun::load(store, run_id);
+  const auto statuses = statuses_of(r, false);
+  int finished = 0, planned = 0;
+  std::map<bench::TaskStatus::State, int> by_state;
+  for (const auto& t : statuses) finished += t.finished, planned += t.planned, ++by_state[t.state];
+  const std::string id = std::to_string(run_id);
+  if (json) {
+    nlohmann::json tasks = nlohmann::json::array();
+    for (const auto& t : statuses)
+      tasks.push_back({{"task", t.task}, {"state", bench::to_string(t.state)}, {"finished", t.finished},
+                       {"planned", t.planned}, {"slurm_state", t.scheduler}, {"log", t.log.string()}});
+    std::cout << nlohmann::json{{"run", run_id}, {"jobs", r.slurm.jobs}, {"finished", finished},
+                                {"planned", planned}, {"tasks", tasks}}
+                     .dump()
+              << std::endl;
+    return;
+  }
+  std::cout << "run " << id << " on Slurm (job " << joined(r.slurm.jobs) << "): " << finished << " of " << planned
+            << " attempts finished in the shards\n";
+  report::Table table({"task", "state", "attempts", "slurm", "log"}, {true, false, true, false, false});
+  for (const auto& t : statuses)
+    table.add({std::to_string(t.task), bench::to_string(t.state),
+               std::to_string(t.finished) + "/" + std::to_string(t.planned), t.scheduler.empty() ? "-" : t.scheduler,
+               t.log.string()});
+  std::cout << table.text();
+  std::string counts;
+  for (auto s : {bench::TaskStatus::State::kDone, bench::TaskStatus::State::kRunning,
+                 bench::TaskStatus::State::kPending, bench::TaskStatus::State::kFailed})
+    counts += (counts.empty() ? "" : ", ") + std::to_string(by_state[s]) + " " + bench::to_string(s);
+  std::cout << counts << "\n";
+  if (by_state[bench::TaskStatus::State::kFailed] > 0)
+    std::cout << "'mgk bench --resume " << id << "' submits the failed task(s) again (their logs above say why)\n";
+  else if (by_state[bench::TaskStatus::State::kDone] == int(statuses.size()))
+    std::cout << "every task is done: 'mgk bench --merge " << id << "' gathers the shards\n";
+}
+
+bool merge_shards(store::Store& store, int64_t run_id) {
+  SlurmRun r = SlurmRun::load(store, run_id);
+  for (int k = 0; k < r.slurm.tasks; ++k) {
+    if (!std::filesystem::exists(r.folder.shard(k))) continue;
+    const store::MergeReport m = store.merge_from(r.folder.shard(k));
+    std::cout << "merged " << r.folder.shard(k).string() << ": " << m.attempts << " new attempt(s), " << m.turns
+              << " new turn(s)\n";
+  }
+  const auto planned = bench::planned_attempts(r.spec.problem_list, r.spec.samples);
+  return bench::remaining_work(planned, store.attempts_of_run(run_id), false).to_run.empty();
+}
+
+}  // namespace mgk::cli
