@@ -33,3 +33,11 @@ inline ncclDataType_t nccl_type(mgk_dtype t) {
       return mgk::set_error((ctx), "%s:%d: %s: %s", __FILE__, __LINE__, #expr,                 \
                             ncclGetErrorString(mgk_r_));                                       \
   } while (0)
+
+// A reference's communication step. With no communicator in the context it is skipped: that
+// is how bench/compute times a reference's compute part alone (the harness always gives a
+// reference its communicator, and never runs one where NCCL cannot start).
+#define MGK_NCCL_STEP(ctx, expr)                 \
+  do {                                           \
+    if (mgk::comm(ctx)) MGK_NCCL_TRY(ctx, expr); \
+  } while (0)
