@@ -1,8 +1,5 @@
 #include "fill.h"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include "mgk/gen.cuh"
 
 namespace mgk::bench {
@@ -10,18 +7,8 @@ namespace mgk::bench {
 namespace {
 
 __global__ void fill_kernel(mgk_input_gen g, void* p, int64_t n) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    const double v = mgk::gen_value(g, 0, i);
-    switch (g.dtype) {
-      case MGK_BF16: static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16_rn(float(v)); break;
-      case MGK_F16: static_cast<__half*>(p)[i] = __float2half_rn(float(v)); break;
-      case MGK_F32: static_cast<float*>(p)[i] = float(v); break;
-      case MGK_F64: static_cast<double*>(p)[i] = v; break;
-      case MGK_I32: static_cast<int32_t*>(p)[i] = int32_t(v); break;
-      case MGK_I64: static_cast<int64_t*>(p)[i] = int64_t(v); break;
-      case MGK_U8: static_cast<uint8_t*>(p)[i] = uint8_t(v); break;
-    }
-  }
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    mgk::store_value(p, g.dtype, i, mgk::gen_value(g, 0, i));
 }
 
 }  // namespace

@@ -37,31 +37,23 @@ MGK_EXPORT void mgk_teardown(mgk_ctx* ctx) { delete &state(ctx); }
 
 MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor* out, int, cudaStream_t st) {
   State& s = state(ctx);
-  const int64_t M = mgk::dim(ctx, "M"), KL = mgk::dim(ctx, "KL"), K = mgk::dim(ctx, "K");
+  const int64_t M = mgk::dim(ctx, "M"), KL = mgk::dim(ctx, "KL");
   MGK_NCCL_STEP(ctx, ncclAllGather(in[0].data, s.gathered, M * KL, ncclBfloat16, mgk::comm(ctx), st));
-  for (int r = 0; r < ctx->world_size; ++r)
-    MGK_CUDA_TRY(ctx, cudaMemcpy2DAsync(static_cast<char*>(s.global) + r * KL * 2, K * 2,
-                                        static_cast<char*>(s.gathered) + r * M * KL * 2, KL * 2, KL * 2, M,
-                                        cudaMemcpyDeviceToDevice, st));
+  MGK_CUDA_TRY(ctx, mgk::blocks_side_by_side(s.gathered, M * KL * 2, s.global, M, KL, 2, ctx->world_size, st));
   MGK_CUBLAS_TRY(ctx, s.gemm.run(s.global, in[1].data, out[0].data, st));
   return 0;
 }
 
-// C = A_global B_r exactly, A_global from every rank's regenerated block; S = |C| plus the
-// fp32 accumulation of K terms times |A_global| |B_r| (one rounding, to bf16, at the end).
+// C = A_global B_r exactly, A_global from every rank's regenerated block, rounded once at
+// the end (oracle_gemm.cuh).
 MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t st) {
   namespace o = mgk::oracle;
   const int64_t M = mgk::dim(ctx, "M"), KL = mgk::dim(ctx, "KL"), K = mgk::dim(ctx, "K"), N = mgk::dim(ctx, "N");
   o::Scratch scratch(st);
-  double *A = scratch.get<double>(M * K), *B = scratch.get<double>(K * N), *mag = scratch.get<double>(M * N);
+  double *A = scratch.get<double>(M * K), *B = scratch.get<double>(K * N);
   if (!scratch.ok()) return mgk::set_error(ctx, "oracle: out of device memory");
-  cublasHandle_t h = state(ctx).blas.on(st);
-  if (!h) return mgk::set_error(ctx, "oracle: cuBLAS did not start");
-  for (int r = 0; r < ctx->world_size; ++r)
-    MGK_CUDA_TRY(ctx, o::regen(a->gens[0], r, KL, 0, 0, M, KL, A + r * KL, K, st));
+  MGK_CUDA_TRY(ctx, o::regen_side_by_side(a->gens[0], ctx->world_size, KL, 0, M, A, st));
   MGK_CUDA_TRY(ctx, o::regen(a->gens[1], ctx->rank, N, 0, 0, K, N, B, N, st));
-  auto* expected = static_cast<double*>(a->expected[0]);
-  MGK_CUBLAS_TRY(ctx, o::product_and_magnitude(h, M, N, K, {A, K, M * K}, {B, N, K * N}, expected, 0, mag, 0, N, st));
-  MGK_CUDA_TRY(ctx, o::combine_scale(expected, o::fp32_accumulation(K), mag, a->scale[0], M * N, st));
-  return 0;
+  return o::product_rounded_once(ctx, state(ctx).blas, M, N, K, {A, K, M * K}, {B, N, K * N},
+                                 static_cast<double*>(a->expected[0]), a->scale[0], st);
 }

@@ -68,23 +68,17 @@ MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor
   return 0;
 }
 
-// CT = (A_global B_r)^T exactly: A_global from every rank's regenerated block; S = |CT| plus
-// the fp32 accumulation of K terms times |B_r|^T |A_global|^T (one rounding, at the end).
+// CT = (A_global B_r)^T = B_r^T A_global^T exactly, A_global from every rank's regenerated
+// block, rounded once at the end (oracle_gemm.cuh).
 MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t st) {
   namespace o = mgk::oracle;
   const int64_t M = mgk::dim(ctx, "M"), KL = mgk::dim(ctx, "KL"), K = mgk::dim(ctx, "K"), N = mgk::dim(ctx, "N");
   o::Scratch scratch(st);
-  double *A = scratch.get<double>(M * K), *B = scratch.get<double>(K * N), *mag = scratch.get<double>(N * M);
+  double *A = scratch.get<double>(M * K), *B = scratch.get<double>(K * N);
   if (!scratch.ok()) return mgk::set_error(ctx, "oracle: out of device memory");
-  cublasHandle_t h = state(ctx).blas.on(st);
-  if (!h) return mgk::set_error(ctx, "oracle: cuBLAS did not start");
-  for (int r = 0; r < ctx->world_size; ++r)
-    MGK_CUDA_TRY(ctx, o::regen(a->gens[0], r, KL, 0, 0, M, KL, A + r * KL, K, st));
+  MGK_CUDA_TRY(ctx, o::regen_side_by_side(a->gens[0], ctx->world_size, KL, 0, M, A, st));
   MGK_CUDA_TRY(ctx, o::regen(a->gens[1], ctx->rank, N, 0, 0, K, N, B, N, st));
-  auto* expected = static_cast<double*>(a->expected[0]);
-  // CT (N x M) = op(B) op(A) with op(B) = B^T (B stored K x N) and op(A) = A_global^T (stored M x K).
-  MGK_CUBLAS_TRY(ctx, o::product_and_magnitude(h, N, M, K, {B, N, K * N, true}, {A, K, M * K, true}, expected, 0, mag,
-                                               0, M, st));
-  MGK_CUDA_TRY(ctx, o::combine_scale(expected, o::fp32_accumulation(K), mag, a->scale[0], N * M, st));
-  return 0;
+  // op(B) = B^T (B stored K x N), op(A_global) = A_global^T (stored M x K).
+  return o::product_rounded_once(ctx, state(ctx).blas, N, M, K, {B, N, K * N, true}, {A, K, M * K, true},
+                                 static_cast<double*>(a->expected[0]), a->scale[0], st);
 }

@@ -60,7 +60,7 @@ MGK_EXPORT void mgk_teardown(mgk_ctx* ctx) { delete &state(ctx); }
 
 MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor* out, int, cudaStream_t st) {
   State& s = state(ctx);
-  const int64_t ML = mgk::dim(ctx, "ML"), HL = mgk::dim(ctx, "HL"), H = mgk::dim(ctx, "H"), F = mgk::dim(ctx, "F");
+  const int64_t ML = mgk::dim(ctx, "ML"), HL = mgk::dim(ctx, "HL"), F = mgk::dim(ctx, "F");
   const int64_t tile = ML * HL * 2;
   const auto* x = static_cast<const char*>(in[0].data);
   auto* tiles = static_cast<char*>(s.tiles);
@@ -70,9 +70,7 @@ MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor
     MGK_NCCL_STEP(ctx, ncclRecv(tiles + r * tile, ML * HL, ncclBfloat16, r, mgk::comm(ctx), st));
   }
   MGK_NCCL_STEP(ctx, ncclGroupEnd());
-  for (int r = 0; r < ctx->world_size; ++r)
-    MGK_CUDA_TRY(ctx, cudaMemcpy2DAsync(static_cast<char*>(s.rows) + r * HL * 2, H * 2, tiles + r * tile, HL * 2,
-                                        HL * 2, ML, cudaMemcpyDeviceToDevice, st));
+  MGK_CUDA_TRY(ctx, mgk::blocks_side_by_side(tiles, tile, s.rows, ML, HL, 2, ctx->world_size, st));
   MGK_CUBLAS_TRY(ctx, s.up.run(s.rows, in[1].data, s.act, st));
   const int64_t n = ML * F;
   silu_kernel<<<int(std::min<int64_t>((n / 2 + 255) / 256 + 1, 8192)), 256, 0, st>>>(
@@ -93,10 +91,9 @@ MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t s
   double *X = scratch.get<double>(ML * H), *W1 = scratch.get<double>(H * F), *W2 = scratch.get<double>(F * H),
          *h = scratch.get<double>(ML * F), *hmag = scratch.get<double>(ML * F), *mag = scratch.get<double>(ML * H);
   if (!scratch.ok()) return mgk::set_error(ctx, "oracle: out of device memory");
-  cublasHandle_t blas = state(ctx).blas.on(st);
-  if (!blas) return mgk::set_error(ctx, "oracle: cuBLAS did not start");
-  for (int r = 0; r < ctx->world_size; ++r)
-    MGK_CUDA_TRY(ctx, o::regen(a->gens[0], r, HL, ctx->rank * ML, 0, ML, HL, X + r * HL, H, st));
+  cublasHandle_t blas = o::blas_on(ctx, state(ctx).blas, st);
+  if (!blas) return 1;
+  MGK_CUDA_TRY(ctx, o::regen_side_by_side(a->gens[0], ctx->world_size, HL, ctx->rank * ML, ML, X, st));
   MGK_CUDA_TRY(ctx, o::regen(a->gens[1], ctx->rank, H, 0, 0, H, F, W1, F, st));
   MGK_CUDA_TRY(ctx, o::regen(a->gens[2], ctx->rank, F, 0, 0, F, H, W2, H, st));
   MGK_CUBLAS_TRY(ctx, o::product_and_magnitude(blas, ML, F, H, {X, H, ML * H}, {W1, F, H * F}, h, 0, hmag, 0, F, st));

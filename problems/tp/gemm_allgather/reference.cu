@@ -37,14 +37,12 @@ MGK_EXPORT void mgk_teardown(mgk_ctx* ctx) { delete &state(ctx); }
 
 MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor* out, int, cudaStream_t st) {
   State& s = state(ctx);
-  const int64_t M = mgk::dim(ctx, "M"), NL = mgk::dim(ctx, "NL"), N = mgk::dim(ctx, "N"), slot = slot_elems(ctx);
+  const int64_t M = mgk::dim(ctx, "M"), NL = mgk::dim(ctx, "NL"), slot = slot_elems(ctx);
   const int64_t block = slot * 2;
   char* gathered = static_cast<char*>(s.gathered);
   MGK_CUBLAS_TRY(ctx, s.gemm.run(in[0].data, in[1].data, gathered + ctx->rank * block, st));
   MGK_NCCL_STEP(ctx, ncclAllGather(gathered + ctx->rank * block, gathered, slot, ncclBfloat16, mgk::comm(ctx), st));
-  for (int r = 0; r < ctx->world_size; ++r)
-    MGK_CUDA_TRY(ctx, cudaMemcpy2DAsync(static_cast<char*>(out[0].data) + r * NL * 2, N * 2, gathered + r * block,
-                                        NL * 2, NL * 2, M, cudaMemcpyDeviceToDevice, st));
+  MGK_CUDA_TRY(ctx, mgk::blocks_side_by_side(gathered, block, out[0].data, M, NL, 2, ctx->world_size, st));
   return 0;
 }
 
@@ -56,8 +54,8 @@ MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t s
   o::Scratch scratch(st);
   double *A = scratch.get<double>(M * K), *B = scratch.get<double>(K * NL), *mag = scratch.get<double>(M * N);
   if (!scratch.ok()) return mgk::set_error(ctx, "oracle: out of device memory");
-  cublasHandle_t h = state(ctx).blas.on(st);
-  if (!h) return mgk::set_error(ctx, "oracle: cuBLAS did not start");
+  cublasHandle_t h = o::blas_on(ctx, state(ctx).blas, st);
+  if (!h) return 1;
   auto* expected = static_cast<double*>(a->expected[0]);
   for (int r = 0; r < ctx->world_size; ++r) {
     MGK_CUDA_TRY(ctx, o::regen(a->gens[0], r, K, 0, 0, M, K, A, K, st));

@@ -55,9 +55,9 @@ MGK_EXPORT void mgk_teardown(mgk_ctx* ctx) { delete &state(ctx); }
 
 MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor* out, int, cudaStream_t st) {
   State& s = state(ctx);
-  const int64_t B = mgk::dim(ctx, "B"), SL = mgk::dim(ctx, "SL"), S = mgk::dim(ctx, "S");
+  const int64_t B = mgk::dim(ctx, "B"), SL = mgk::dim(ctx, "SL");
   const int NH = int(mgk::dim(ctx, "NH")), D = int(mgk::dim(ctx, "D"));
-  const int64_t n = in[0].numel, slot = slot_elems(in[0]), row = SL * NH * D * 2;  // bytes of one batch's positions
+  const int64_t n = in[0].numel, slot = slot_elems(in[0]);
   auto slot_of = [&](int t, int r) { return static_cast<__nv_bfloat16*>(s.gathered[t]) + r * slot; };
   const int blocks = int(std::min<int64_t>((n + 255) / 256, 16384));
   for (int t = 0; t < 2; ++t) {
@@ -70,10 +70,10 @@ MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor
   for (int t = 0; t < 2; ++t)
     MGK_NCCL_STEP(ctx, ncclAllGather(slot_of(t, ctx->rank), s.gathered[t], slot, ncclBfloat16, mgk::comm(ctx), st));
   MGK_NCCL_STEP(ctx, ncclGroupEnd());
+  // Batch b of rank r's positions goes to positions [r SL, (r+1) SL) of batch b.
   for (int t = 0; t < 2; ++t)
-    for (int r = 0; r < ctx->world_size; ++r)
-      MGK_CUDA_TRY(ctx, cudaMemcpy2DAsync(static_cast<char*>(out[t].data) + r * row, S * NH * D * 2, slot_of(t, r), row,
-                                          row, B, cudaMemcpyDeviceToDevice, st));
+    MGK_CUDA_TRY(ctx, mgk::blocks_side_by_side(s.gathered[t], slot * 2, out[t].data, B, SL * NH * D, 2,
+                                               ctx->world_size, st));
   return 0;
 }
 

@@ -63,7 +63,8 @@ class Scratch {
   bool ok_ = true;
 };
 
-// The oracle's own cuBLAS handle, made on first use; a reference's state owns it.
+// The oracle's own cuBLAS handle, made on first use; a reference's state owns it. (blas_on
+// below gives it with the error set when cuBLAS cannot start.)
 class Blas {
  public:
   Blas() = default;
@@ -82,6 +83,13 @@ class Blas {
  private:
   cublasHandle_t h_ = nullptr;
 };
+
+// `blas`'s handle on `s`, or nullptr with ctx->error set.
+inline cublasHandle_t blas_on(mgk_ctx* ctx, Blas& blas, cudaStream_t s) {
+  cublasHandle_t h = blas.on(s);
+  if (!h) set_error(ctx, "oracle: cuBLAS did not start");
+  return h;
+}
 
 template <class F>
 __global__ void for_each_kernel(int64_t n, F f) {
@@ -108,6 +116,18 @@ inline cudaError_t regen(const mgk_input_gen& g, int rank, int64_t ld, int64_t r
         out[r * ldo + c] = mgk::gen_value(g, rank, (r0 + r) * ld + c0 + c);
       },
       s);
+}
+
+// Every rank's block of rows [row0, row0 + rows) of input `g` (each rank's a row-major matrix
+// of `cols` columns), side by side: out (rows x W * cols) holds rank r's block at columns
+// [r * cols, (r + 1) * cols): the activations whose columns the ranks share.
+inline cudaError_t regen_side_by_side(const mgk_input_gen& g, int world, int64_t cols, int64_t row0, int64_t rows,
+                                      double* out, cudaStream_t s) {
+  for (int r = 0; r < world; ++r) {
+    cudaError_t e = regen(g, r, cols, row0, 0, rows, cols, out + r * cols, world * cols, s);
+    if (e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
 }
 
 // A whole input of `rank`, n elements, as fp64.
@@ -172,6 +192,21 @@ inline cudaError_t combine_scale(const double* rounded, double weight, const dou
   return for_each(n, [=] __device__(int64_t i) { scale[i] = float(fabs(rounded[i]) + weight * accumulated[i]); }, s);
 }
 
+// A GEMM the reference rounds once, to bf16, at the end: expected = op(A) op(B) (m x n,
+// packed) and scale = |expected| + fp32_accumulation(k) |op(A)| |op(B)|. A and B are
+// scratch (made absolute). 0, or non-zero with ctx->error set.
+inline int product_rounded_once(mgk_ctx* ctx, Blas& blas, int64_t m, int64_t n, int64_t k, Operand a, Operand b,
+                                double* expected, float* scale, cudaStream_t st) {
+  Scratch scratch(st);
+  double* mag = scratch.get<double>(m * n);
+  if (!scratch.ok()) return set_error(ctx, "oracle: out of device memory");
+  cublasHandle_t h = blas_on(ctx, blas, st);
+  if (!h) return 1;
+  MGK_CUBLAS_TRY(ctx, product_and_magnitude(h, m, n, k, a, b, expected, 0, mag, 0, n, st));
+  MGK_CUDA_TRY(ctx, combine_scale(expected, fp32_accumulation(k), mag, scale, m * n, st));
+  return 0;
+}
+
 // What a reduction over the ranks of per-rank GEMMs P_r = A_r B_r (m x n, k terms) must
 // give, for a reference that rounds each P_r to bf16 and then every partial sum of the
 // reduction (at most W roundings, each of a value no larger than sum_r |P_r|):
@@ -186,8 +221,8 @@ int sum_of_rank_products(mgk_ctx* ctx, Blas& blas, int64_t m, int64_t n, int64_t
   double *A = scratch.get<double>(m * k), *B = scratch.get<double>(k * n), *P = scratch.get<double>(mn),
          *mag = scratch.get<double>(mn), *abs_sum = scratch.get<double>(mn);
   if (!scratch.ok()) return set_error(ctx, "oracle: out of device memory");
-  cublasHandle_t h = blas.on(st);
-  if (!h) return set_error(ctx, "oracle: cuBLAS did not start");
+  cublasHandle_t h = blas_on(ctx, blas, st);
+  if (!h) return 1;
   for (int r = 0; r < ctx->world_size; ++r) {
     MGK_CUDA_TRY(ctx, load(r, A, B));
     MGK_CUBLAS_TRY(ctx, product_and_magnitude(h, m, n, k, {A, k, m * k}, {B, n, k * n}, P, 0, mag, r ? 1 : 0, n, st));

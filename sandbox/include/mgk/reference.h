@@ -24,6 +24,21 @@ inline ncclDataType_t nccl_type(mgk_dtype t) {
   return ncclFloat32;
 }
 
+// The W blocks an all-gather delivers one after the other (block r at src + r * block_bytes,
+// rows x cols elements of `elt` bytes each) laid side by side: dst (rows x W * cols,
+// row-major) holds block r at columns [r * cols, (r + 1) * cols). W strided copies.
+inline cudaError_t blocks_side_by_side(const void* src, size_t block_bytes, void* dst, int64_t rows, int64_t cols,
+                                       size_t elt, int world, cudaStream_t s) {
+  const size_t width = size_t(cols) * elt;
+  for (int r = 0; r < world; ++r) {
+    cudaError_t e = cudaMemcpy2DAsync(static_cast<char*>(dst) + r * width, world * width,
+                                      static_cast<const char*>(src) + r * block_bytes, width, width, size_t(rows),
+                                      cudaMemcpyDeviceToDevice, s);
+    if (e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
+}
+
 }  // namespace mgk
 
 #define MGK_NCCL_TRY(ctx, expr)                                                               \

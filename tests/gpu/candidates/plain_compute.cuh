@@ -108,6 +108,20 @@ inline cudaError_t copy_from(mgk_ctx* ctx, int source, const void* src, int64_t 
                            : zero_matrix(dst, dst_ld, rows, cols, s);
 }
 
+// Rows [row0, row0 + rows) of every rank's x (a symmetric input, rows of `cols` bf16), side by
+// side in dst (rows x W * cols): rank r's at columns [r * cols, (r + 1) * cols); zeros for
+// the ranks not used.
+inline cudaError_t gather_columns(mgk_ctx* ctx, const mgk_tensor& x, int64_t row0, int64_t rows, int64_t cols,
+                                  void* dst, cudaStream_t s) {
+  const int64_t ld = ctx->world_size * cols;
+  for (int r = 0; r < ctx->world_size; ++r) {
+    cudaError_t e = copy_from(ctx, r, static_cast<const __nv_bfloat16*>(x.host_peers[r]) + row0 * cols, cols,
+                              static_cast<__nv_bfloat16*>(dst) + r * cols, ld, rows, cols, s);
+    if (e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
+}
+
 // y[i] = sum over the used ranks r of x_r[offset + i] (bf16, fp32 accumulation, rank order).
 inline cudaError_t sum_over_ranks(mgk_ctx* ctx, void* const* x_peers, int64_t offset, void* y, int64_t n,
                                   cudaStream_t s) {

@@ -11,8 +11,7 @@ MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor
   const int64_t M = mgk::dim(ctx, "M"), KL = mgk::dim(ctx, "KL"), K = mgk::dim(ctx, "K"), N = mgk::dim(ctx, "N");
   auto* global = static_cast<__nv_bfloat16*>(plain::state(ctx).local[0]);
   MGK_CUDA_TRY(ctx, simple::barrier(ctx, s));  // every rank's A of this call is in place
-  for (int r = 0; r < ctx->world_size; ++r)
-    MGK_CUDA_TRY(ctx, plain::copy_from(ctx, r, in[0].host_peers[r], KL, global + r * KL, K, M, KL, s));
+  MGK_CUDA_TRY(ctx, plain::gather_columns(ctx, in[0], 0, M, KL, global, s));
   MGK_CUBLAS_TRY(ctx, plain::gemm(ctx, s, false, false, M, N, K, global, K, in[1].data, N, out[0].data, N));
   return 0;
 }

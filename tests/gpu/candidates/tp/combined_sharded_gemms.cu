@@ -24,9 +24,7 @@ MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor
   auto* h = static_cast<float*>(local[1]);
   auto* act = static_cast<__nv_bfloat16*>(local[2]);
   MGK_CUDA_TRY(ctx, simple::barrier(ctx, s));  // every rank's x of this call is in place
-  for (int r = 0; r < ctx->world_size; ++r)
-    MGK_CUDA_TRY(ctx, plain::copy_from(ctx, r, static_cast<const __nv_bfloat16*>(in[0].host_peers[r]) + ctx->rank * ML * HL,
-                                       HL, rows + r * HL, H, ML, HL, s));
+  MGK_CUDA_TRY(ctx, plain::gather_columns(ctx, in[0], ctx->rank * ML, ML, HL, rows, s));
   MGK_CUBLAS_TRY(ctx, plain::gemm(ctx, s, false, false, ML, F, H, rows, H, in[1].data, F, h, F, CUDA_R_32F));
   silu_kernel<<<plain::blocks_for(ML * F), 256, 0, s>>>(h, act, ML * F);
   MGK_LAUNCH_CHECK(ctx);
