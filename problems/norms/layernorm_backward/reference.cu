@@ -71,9 +71,10 @@ MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
   auto* s = new State;
   ctx->state = s;
   const int64_t M = mgk::dim(ctx, "M"), N = mgk::dim(ctx, "N");
-  // Enough chunks of rows for a few blocks per SM, each chunk at least 32 rows.
+  // Enough chunks of rows for about four blocks per SM, each chunk at least 8 rows.
   const int64_t column_blocks = (N + columns_per_block(N) - 1) / columns_per_block(N);
-  s->chunks = int(std::max<int64_t>(1, std::min<int64_t>((M + 31) / 32, (4 * ctx->num_sms + column_blocks - 1) / column_blocks)));
+  s->chunks = int(std::max<int64_t>(
+      1, std::min<int64_t>((M + 7) / 8, (4 * ctx->num_sms + column_blocks - 1) / column_blocks)));
   MGK_CUDA_TRY(ctx, cudaMalloc(&s->partial, size_t(s->chunks) * 2 * N * 4));
   return 0;
 }
