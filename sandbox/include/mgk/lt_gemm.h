@@ -1,6 +1,6 @@
 // A GEMM on cuBLASLt, planned once (in mgk_setup) and run many times (in mgk_run): how
 // references do their matrix products at library speed. Row-major throughout:
-//   D[m x n] = op(A) . op(B) + beta . D
+//   D[m x n] = op(A) . op(B)
 // with A and B bf16, fp32 accumulation, D bf16 or fp32. The plan holds the heuristic's
 // best algorithm for the shape, the layouts and the pointers' alignment, and its own
 // workspace, allocated when planned. Host code only (C++17); link -lcublasLt -lcublas.
@@ -36,7 +36,6 @@ struct GemmShape {
   bool trans_b = false;  // B is stored n x k (row-major) and used transposed
   int64_t lda = 0, ldb = 0, ldd = 0;  // row strides in elements; 0: packed (no padding)
   cudaDataType_t d_type = CUDA_R_16BF;
-  float beta = 0;     // 1: add the product to what D holds (fp32 D, for accumulating)
   unsigned align = 256;  // the alignment in bytes every pointer given to run() will have
 };
 
@@ -84,31 +83,27 @@ class Gemm {
       cublasLtMatmulPreferenceSetAttribute(pref, attr, &align, sizeof(align));
     constexpr int kMaxAlgos = 16;
     cublasLtMatmulHeuristicResult_t found[kMaxAlgos] = {};
-    found_ = 0;
-    st = cublasLtMatmulAlgoGetHeuristic(lt, op_, first_, second_, out_, out_, pref, kMaxAlgos, found, &found_);
+    int count = 0;
+    st = cublasLtMatmulAlgoGetHeuristic(lt, op_, first_, second_, out_, out_, pref, kMaxAlgos, found, &count);
     cublasLtMatmulPreferenceDestroy(pref);
     if (st != CUBLAS_STATUS_SUCCESS) return st;
-    if (algo < 0 || algo >= found_) return CUBLAS_STATUS_NOT_SUPPORTED;
+    if (algo < 0 || algo >= count) return CUBLAS_STATUS_NOT_SUPPORTED;
     algo_ = found[algo].algo;
     workspace_bytes_ = found[algo].workspaceSize;
     if (workspace_bytes_ && cudaMalloc(&workspace_, workspace_bytes_) != cudaSuccess) return CUBLAS_STATUS_ALLOC_FAILED;
     return CUBLAS_STATUS_SUCCESS;
   }
 
-  // D = op(A) op(B) (+ beta D) on `stream`. CUBLAS_STATUS_INVALID_VALUE for a pointer less
+  // D = op(A) op(B) on `stream`. CUBLAS_STATUS_INVALID_VALUE for a pointer less
   // aligned than planned (the plan's algorithm may need it).
   cublasStatus_t run(const void* a, const void* b, void* d, cudaStream_t stream) const {
     if (!op_) return CUBLAS_STATUS_NOT_INITIALIZED;
     for (const void* p : {a, b, static_cast<const void*>(d)})
       if (reinterpret_cast<uintptr_t>(p) % shape_.align) return CUBLAS_STATUS_INVALID_VALUE;
-    const float alpha = 1.0f, beta = shape_.beta;
+    const float alpha = 1.0f, beta = 0.0f;
     return cublasLtMatmul(lt_, op_, &alpha, b, first_, a, second_, &beta, d, out_, d, out_, &algo_, workspace_,
                           workspace_bytes_, stream);
   }
-
-  int candidates() const { return found_; }  // how many algorithms the heuristic offered
-  const GemmShape& shape() const { return shape_; }
-  double flops() const { return 2.0 * double(shape_.m) * double(shape_.n) * double(shape_.k); }
 
   void reset() {
     if (op_) cublasLtMatmulDescDestroy(op_);
@@ -120,7 +115,6 @@ class Gemm {
     first_ = second_ = out_ = nullptr;
     workspace_ = nullptr;
     workspace_bytes_ = 0;
-    found_ = 0;
   }
 
  private:
@@ -131,15 +125,6 @@ class Gemm {
   cublasLtMatmulAlgo_t algo_ = {};
   void* workspace_ = nullptr;
   size_t workspace_bytes_ = 0;
-  int found_ = 0;
 };
-
-// The largest power of two (up to 256) dividing `bytes`: the alignment a pointer `bytes`
-// past an aligned allocation keeps.
-constexpr unsigned alignment_of(uint64_t bytes) {
-  unsigned a = 256;
-  while (a > 1 && bytes % a) a /= 2;
-  return a;
-}
 
 }  // namespace mgk::lt

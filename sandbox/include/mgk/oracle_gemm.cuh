@@ -27,9 +27,11 @@ inline constexpr double kF32U = 0x1p-24;
 
 // The rounding error of a sum of n terms accumulated in fp32 (in any order), per unit of
 // sum |terms|, in units of `u_out`: the worst case n.u32, or when smaller the probabilistic
-// bound 4.sqrt(n).u32 (Higham & Mary 2019: exceeded with probability below 2.exp(-8) even
-// when every partial sum were as large as sum |terms|, which random data never comes near;
-// the problem's factor, at least 2, multiplies it again).
+// bound lambda.sqrt(n).u32 with lambda = 4 (Higham & Mary, SISC 2019, Thm 3.1). The
+// problem's factor (at least 2) multiplies it, so lambda is at least 8: it fails with
+// probability below 2n.exp(-32) (under 1e-9 for n up to 1e5), and that while assuming every
+// partial sum as large as sum |terms|, which random data never comes near (partial sums grow
+// like sqrt(n)): a tensor core's truncating accumulation stays below it too.
 __host__ __device__ inline double fp32_accumulation(int64_t n, double u_out = kBf16U) {
   const double nn = double(n);
   return fmin(nn, 4.0 * sqrt(nn)) * kF32U / u_out;
@@ -128,11 +130,6 @@ inline cudaError_t regen_side_by_side(const mgk_input_gen& g, int world, int64_t
     if (e != cudaSuccess) return e;
   }
   return cudaSuccess;
-}
-
-// A whole input of `rank`, n elements, as fp64.
-inline cudaError_t regen(const mgk_input_gen& g, int rank, int64_t n, double* out, cudaStream_t s) {
-  return regen(g, rank, n, 0, 0, 1, n, out, n, s);
 }
 
 inline cudaError_t absolute(double* x, int64_t n, cudaStream_t s) {
