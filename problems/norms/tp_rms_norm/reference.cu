@@ -28,9 +28,10 @@ __device__ float block_sum(float v) {
   return total;
 }
 
-// Rows of n bf16 in 16-byte vectors when n is a multiple of 8 (kVec), one by one otherwise.
+// Item i of a row: 8 bf16 in one 16-byte load (kVec: the row's length is a multiple of 8),
+// or element i.
 template <bool kVec>
-__device__ inline void load8(const __nv_bfloat16* row, int64_t i, float (&v)[8], int& count, int64_t n) {
+__device__ inline void load8(const __nv_bfloat16* row, int64_t i, float (&v)[8], int& count) {
   if (kVec) {
     const uint4 raw = reinterpret_cast<const uint4*>(row)[i];
     const auto* h = reinterpret_cast<const __nv_bfloat162*>(&raw);
@@ -43,7 +44,6 @@ __device__ inline void load8(const __nv_bfloat16* row, int64_t i, float (&v)[8],
     v[0] = __bfloat162float(row[i]);
     count = 1;
   }
-  (void)n;
 }
 
 template <bool kVec>
@@ -54,7 +54,7 @@ __global__ void sum_squares_kernel(const __nv_bfloat16* x, float* sums, int64_t 
   for (int64_t i = threadIdx.x; i < items; i += kThreads) {
     float v[8];
     int count;
-    load8<kVec>(row, i, v, count, n);
+    load8<kVec>(row, i, v, count);
     for (int k = 0; k < count; ++k) acc += v[k] * v[k];
   }
   acc = block_sum(acc);
@@ -71,7 +71,7 @@ __global__ void normalize_kernel(const __nv_bfloat16* x, const __nv_bfloat16* we
   for (int64_t i = threadIdx.x; i < items; i += kThreads) {
     float v[8];
     int count;
-    load8<kVec>(row, i, v, count, n);
+    load8<kVec>(row, i, v, count);
     for (int k = 0; k < count; ++k) {
       const int64_t j = (kVec ? 8 * i : i) + k;
       out[j] = __hmul(weight[j], __float2bfloat16_rn(v[k] * scale));
