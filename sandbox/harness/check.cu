@@ -22,22 +22,10 @@ __device__ double load_as_double(const void* p, mgk_dtype t, int64_t i) {
   return 0;
 }
 
-__device__ void store_from_double(void* p, mgk_dtype t, int64_t i, double v) {
-  switch (t) {
-    case MGK_BF16: static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16_rn(float(v)); break;
-    case MGK_F16: static_cast<__half*>(p)[i] = __float2half_rn(float(v)); break;
-    case MGK_F32: static_cast<float*>(p)[i] = float(v); break;
-    case MGK_F64: static_cast<double*>(p)[i] = v; break;
-    case MGK_I32: static_cast<int32_t*>(p)[i] = int32_t(v); break;
-    case MGK_I64: static_cast<int64_t*>(p)[i] = int64_t(v); break;
-    case MGK_U8: static_cast<uint8_t*>(p)[i] = uint8_t(v); break;
-  }
-}
-
 __global__ void fill_kernel(mgk_input_gen gen, int rank, void* data, int64_t numel) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < numel;
        i += int64_t(gridDim.x) * blockDim.x)
-    store_from_double(data, gen.dtype, i, mgk::gen_value(gen, rank, i));
+    mgk::store_value(data, gen.dtype, i, mgk::gen_value(gen, rank, i));
 }
 
 __global__ void hash_kernel(const unsigned char* p, size_t bytes, unsigned long long* out) {

@@ -126,6 +126,39 @@ void show(const ProblemsArgs& a) {
             << (has_expert(s) ? ", expert.cu" : "") << ")\n";
 }
 
+// The suite grouped by category (the names come sorted, so a category's rows are together),
+// one aligned table: each column as wide as its widest cell, two spaces apart.
+void print_table(const std::vector<problems::Spec>& specs) {
+  using Row = std::vector<std::string>;
+  const Row header = {"problem", "pkb", "world", "sizes", "dtypes", "expert", "title"};
+  std::vector<std::pair<std::string, Row>> rows;  // category, cells
+  for (const auto& s : specs)
+    rows.push_back({s.category,
+                    {s.name, s.pkb_id ? std::to_string(*s.pkb_id) : "-",
+                     std::to_string(s.min_world) + ".." + std::to_string(s.max_world), join(s.size_names),
+                     s.dtypes.empty() ? "-" : join(s.dtypes), has_expert(s) ? "yes" : "no", s.title}});
+  std::vector<size_t> width(header.size(), 0);
+  for (size_t c = 0; c < header.size(); ++c) width[c] = header[c].size();
+  for (const auto& [category, row] : rows)
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  auto print = [&](const Row& row) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c)
+      line += c + 1 < row.size() ? row[c] + std::string(width[c] - row[c].size() + 2, ' ') : row[c];
+    std::cout << line << "\n";
+  };
+  print(header);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (i == 0 || rows[i].first != rows[i - 1].first) {
+      size_t n = 0;
+      for (const auto& r : rows) n += r.first == rows[i].first;
+      std::cout << "\n" << rows[i].first << " (" << n << ")\n";
+    }
+    print(rows[i].second);
+  }
+  std::printf("\n%zu problem(s); 'mgk problems show NAME' for details\n", specs.size());
+}
+
 // Lists what loads; a problem that does not is named (with why) and the exit code says so,
 // but the rest of the suite is still listed.
 ExitCode list(const ProblemsArgs& a) {
@@ -149,23 +182,7 @@ ExitCode list(const ProblemsArgs& a) {
     for (const auto& [name, error] : broken) j.push_back({{"name", name}, {"error", error}});
     std::cout << j.dump(2) << "\n";
   } else {
-    using Row = std::vector<std::string>;
-    std::vector<Row> rows = {{"problem", "pkb", "category", "world", "sizes", "expert", "title"}};
-    for (const auto& s : specs)
-      rows.push_back({s.name, s.pkb_id ? std::to_string(*s.pkb_id) : "-", s.category,
-                      std::to_string(s.min_world) + ".." + std::to_string(s.max_world), join(s.size_names),
-                      has_expert(s) ? "yes" : "no", s.title});
-    // Each column as wide as its widest cell, two spaces apart, so no two run together.
-    std::vector<size_t> width(rows[0].size(), 0);
-    for (const auto& row : rows)
-      for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
-    for (const auto& row : rows) {
-      std::string line;
-      for (size_t c = 0; c < row.size(); ++c)
-        line += c + 1 < row.size() ? row[c] + std::string(width[c] - row[c].size() + 2, ' ') : row[c];
-      std::cout << line << "\n";
-    }
-    std::printf("%zu problem(s); 'mgk problems show NAME' for details\n", specs.size());
+    print_table(specs);
   }
   for (const auto& [name, error] : broken) log::error("problem " + name + " could not be read: " + error);
   return broken.empty() ? ExitCode::kOk : ExitCode::kUsage;

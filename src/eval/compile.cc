@@ -165,7 +165,7 @@ CompileResult compile(const CompileRequest& req) {
   if (!req.problem_dir.empty()) flags.push_back("-I" + req.problem_dir.string());
   for (const auto& d : req.defines) flags.push_back("-D" + d);
   for (const auto& f : req.extra_flags) flags.push_back(f);
-  std::vector<std::string> libs = {"-lcublas"};
+  std::vector<std::string> libs = {"-lcublas", "-lcublasLt"};
   if (req.is_reference) libs.push_back("-lnccl");
 
   // The exact bytes read above are what nvcc sees: a copy, under the name the user knows,

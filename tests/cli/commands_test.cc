@@ -138,16 +138,23 @@ TEST_F(Commands, OneBrokenProblemIsNamedAndTheRestAreListedInColumns) {
   EXPECT_NE(r.output.find("collectives/all_reduce"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("mgk: error: problem collectives/broadcast could not be read: "), std::string::npos)
       << r.output;
-  // Columns: every cell is followed by at least two spaces, however long the names.
+  // One table grouped by category, each group under its name and count; columns: every
+  // cell is followed by at least two spaces, however long the names.
+  EXPECT_NE(r.output.find("\ncollectives (7)\n"), std::string::npos) << r.output;
   std::istringstream lines(r.output);
   std::string header;
   std::getline(lines, header);
   const size_t title_at = header.find("title");
   ASSERT_NE(title_at, std::string::npos) << r.output;
-  for (std::string line; std::getline(lines, line) && line.rfind("collectives/", 0) == 0;) {
+  EXPECT_NE(header.find("dtypes"), std::string::npos) << header;
+  int rows = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find('/') == std::string::npos || line.find(' ') < line.find('/')) continue;  // not a problem's row
+    ++rows;
     EXPECT_EQ(line.substr(title_at - 2, 2), "  ") << line;
     EXPECT_NE(line[title_at], ' ') << line;
   }
+  EXPECT_GE(rows, 7) << r.output;
 }
 
 TEST_F(Commands, CalibrateShowReadsTheStoreWithoutAGpu) {

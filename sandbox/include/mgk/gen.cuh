@@ -55,4 +55,17 @@ __host__ __device__ inline double gen_value(const mgk_input_gen& g, int rank, in
   return round_to(g.dtype, v);
 }
 
+// Stores v as element i of a `t` array, as the harness stores the inputs it draws.
+__device__ inline void store_value(void* p, mgk_dtype t, int64_t i, double v) {
+  switch (t) {
+    case MGK_BF16: static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16_rn(float(v)); break;
+    case MGK_F16: static_cast<__half*>(p)[i] = __float2half_rn(float(v)); break;
+    case MGK_F32: static_cast<float*>(p)[i] = float(v); break;
+    case MGK_F64: static_cast<double*>(p)[i] = v; break;
+    case MGK_I32: static_cast<int32_t*>(p)[i] = int32_t(v); break;
+    case MGK_I64: static_cast<int64_t*>(p)[i] = int64_t(v); break;
+    case MGK_U8: static_cast<uint8_t*>(p)[i] = uint8_t(v); break;
+  }
+}
+
 }  // namespace mgk

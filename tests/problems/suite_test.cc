@@ -1,0 +1,113 @@
+// The compute problems of the suite (everything but the pure collectives) held to
+// ../shared/suite.md on the CPU: the presets (ParallelKernelBench's dims as `pkb`, a tail in
+// the defaults), shapes from W at any world size with no empty tensor, described tensors,
+// rounding factors of at least 2, a cost model that evaluates, and a harness footprint
+// that fits one GPU with eight ranks sharing it.
+#include <gtest/gtest.h>
+
+#include "common/expr.h"
+#include "problems/catalog.h"
+#include "problems/resolve.h"
+
+namespace mgk::problems {
+namespace {
+
+std::vector<std::string> compute_problems() {
+  std::vector<std::string> out;
+  for (const auto& n : list_names())
+    if (n.rfind("collectives/", 0) != 0) out.push_back(n);
+  return out;
+}
+
+bool has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+TEST(Suite, ComputeProblemsHaveEveryPresetAndDescribeEveryTensor) {
+  const auto names = compute_problems();
+  ASSERT_GE(names.size(), 10u);
+  for (const auto& n : names) {
+    SCOPED_TRACE(n);
+    const Spec s = load(n);
+    EXPECT_TRUE(s.pkb_id.has_value());
+    for (const char* size : {"tiny", "small", "pkb", "medium", "large", "odd"}) EXPECT_TRUE(s.sizes.count(size)) << size;
+    for (const char* size : {"pkb", "large", "odd"}) EXPECT_TRUE(has(s.default_sizes, size)) << size;
+    for (const auto* group : {&s.inputs, &s.outputs})
+      for (const auto& t : *group) EXPECT_FALSE(t.description.empty()) << t.name;
+    EXPECT_TRUE(std::filesystem::exists(s.statement_path()));
+  }
+}
+
+// Shapes come from W at run time: any world size the spec allows resolves on every rank,
+// with no empty tensor, a rounding factor of at least 2 and a cost that is a number.
+TEST(Suite, ComputeProblemsResolveAtAnyWorldSizeWithNoEmptyTensor) {
+  for (const auto& n : compute_problems()) {
+    const Spec s = load(n);
+    for (int w : {2, 3, 4, 5, 7, 8, 16, 72}) {
+      if (w < s.min_world || w > s.max_world) continue;
+      for (const auto& size : s.size_names)
+        for (int r = 0; r < w; ++r) {
+          SCOPED_TRACE(n + " size " + size + " at W=" + std::to_string(w) + " rank " + std::to_string(r));
+          const Resolved res = resolve(s, size, "", w, r);
+          for (const auto* group : {&res.inputs, &res.outputs})
+            for (const auto& t : *group) EXPECT_GT(t.numel, 0) << t.name;
+          for (const auto& o : res.outputs) {
+            if (o.spec->tolerance.kind == ToleranceKind::kRounding) {
+              EXPECT_GE(expr::evaluate(o.spec->tolerance.factor, res.dims), 2.0) << o.name;
+            }
+          }
+          EXPECT_GT(res.cost.hbm_bytes, 0);
+          EXPECT_GT(res.cost.link_bytes, 0);
+          if (has(s.tags, "gemm")) {
+            EXPECT_GT(res.cost.flops, 0);
+          }
+        }
+    }
+  }
+}
+
+// What the harness holds per rank for a preset: two input sets, the outputs and their
+// snapshots, and the oracle's double per output element with a float scale. At eight ranks
+// sharing one 141 GB GPU (the shared-GPU tests) every preset must leave room for the
+// oracles' fp64 scratch and the candidates' workspace.
+TEST(Suite, TheLargestPresetFitsEightRanksOnOneGpu) {
+  for (const auto& n : compute_problems()) {
+    const Spec s = load(n);
+    for (const auto& size : s.size_names) {
+      double total = 0;
+      for (int r = 0; r < 8; ++r) {
+        const Resolved res = resolve(s, size, "", 8, r);
+        for (const auto& t : res.inputs) total += 2.0 * t.numel * dtype_bytes(t.dtype);
+        for (const auto& t : res.outputs) total += t.numel * (2.0 * dtype_bytes(t.dtype) + 12);
+      }
+      EXPECT_LT(total, 48e9) << n << " size " << size;
+    }
+  }
+}
+
+// The `pkb` preset has ParallelKernelBench's default dims (M = N = 1024 and the hard-coded
+// K = 512, H = 256, F = 512, 16 x 16 x 8 x 64 attention shapes) at its W = 8.
+TEST(Suite, PkbPresetsHaveParallelKernelBenchsDims) {
+  struct Want {
+    const char* problem;
+    std::map<std::string, double> dims;
+  };
+  const Want wants[] = {
+      {"norms/layernorm_backward", {{"M", 1024}, {"N", 1024}}},
+      {"norms/tp_rms_norm", {{"M", 1024}, {"NL", 1024}}},
+      {"tp/embedding_lookup", {{"T", 1024}, {"D", 1024}}},
+      {"tp/allgather_gemm_AT", {{"M", 1024}, {"K", 512}, {"KL", 64}, {"N", 1024}}},
+      {"tp/allgather_gemm", {{"M", 1024}, {"K", 512}, {"KL", 64}, {"N", 1024}}},
+      {"tp/gemm_allreduce", {{"M", 1024}, {"K", 512}, {"N", 1024}}},
+      {"tp/gemm_allgather", {{"M", 1024}, {"K", 512}, {"N", 1024}, {"NL", 128}}},
+      {"tp/combined_sharded_gemms", {{"MR", 1024}, {"ML", 128}, {"H", 256}, {"HL", 32}, {"F", 512}}},
+      {"tp/gemm_reducescatter", {{"M", 1024}, {"ML", 128}, {"K", 512}, {"KL", 64}, {"N", 1024}}},
+      {"tp/rope_allgather", {{"B", 16}, {"SL", 2}, {"S", 16}, {"NH", 8}, {"D", 64}}},
+  };
+  for (const auto& w : wants) {
+    SCOPED_TRACE(w.problem);
+    const expr::Vars dims = size_dims(load(w.problem), "pkb", 8);
+    for (const auto& [k, v] : w.dims) EXPECT_EQ(dims.at(k), v) << k;
+  }
+}
+
+}  // namespace
+}  // namespace mgk::problems

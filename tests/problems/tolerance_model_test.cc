@@ -1,0 +1,235 @@
+// The compute problems' rounding bounds checked on the CPU against models of what they must
+// accept and reject: the references' own bf16 roundings (NCCL's per-hop rounding in every
+// ring order, both bf16 products of RoPE, the three roundings of the MLP), other legitimate
+// orders (fp32 throughout, one rounding), and the degenerates (zeros, one rank's share
+// alone). The scales are the oracles' (sandbox/include/mgk/oracle_gemm.cuh and each
+// reference.cu), written again here from the statements. Small shapes, exact bf16
+// round-to-nearest-even, fp64 for the exact values.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <vector>
+
+namespace mgk::problems {
+namespace {
+
+constexpr double kU = 1.0 / 256;  // bf16's unit roundoff
+
+float bf16(float x) {  // round to nearest even, to bf16 (finite values)
+  uint32_t b;
+  std::memcpy(&b, &x, 4);
+  b += 0x7fff + ((b >> 16) & 1);
+  b &= 0xffff0000u;
+  float y;
+  std::memcpy(&y, &b, 4);
+  return y;
+}
+
+// oracle_gemm.cuh's fp32_accumulation: min(n, 4 sqrt(n)) u32, in units of bf16's u.
+double fp32_accumulation(int64_t n) { return std::fmin(double(n), 4 * std::sqrt(double(n))) * std::ldexp(1.0, -24) / kU; }
+
+std::vector<float> random_bf16(std::mt19937& g, size_t n, float std = 1) {
+  std::normal_distribution<float> d(0, std);
+  std::vector<float> v(n);
+  for (auto& x : v) x = bf16(d(g));
+  return v;
+}
+
+// How many elements of `got` miss exact within factor * u * scale.
+int misses(const std::vector<double>& got, const std::vector<double>& exact, const std::vector<double>& scale,
+           double factor) {
+  int n = 0;
+  for (size_t i = 0; i < got.size(); ++i) n += std::fabs(got[i] - exact[i]) > factor * kU * scale[i] + 1e-30;
+  return n;
+}
+
+// gemm_allreduce (and gemm_reducescatter, the same sum by rows): C = sum_r A_r B_r.
+struct RankProducts {
+  int w, m, n, k;
+  std::vector<std::vector<float>> a, b;  // per rank
+  std::vector<double> exact, scale, scale_dot;  // scale_dot: the plain sum |a b| bound's
+  std::vector<std::vector<float>> rounded;      // bf16(fp32 product) per rank
+  std::vector<std::vector<float>> fp32;         // the fp32 product per rank
+
+  RankProducts(int w_, int m_, int n_, int k_, uint32_t seed) : w(w_), m(m_), n(n_), k(k_) {
+    std::mt19937 g(seed);
+    exact.assign(m * n, 0), scale.assign(m * n, 0), scale_dot.assign(m * n, 0);
+    std::vector<double> mag(m * n, 0);
+    for (int r = 0; r < w; ++r) {
+      a.push_back(random_bf16(g, size_t(m) * k));
+      b.push_back(random_bf16(g, size_t(k) * n));
+      rounded.emplace_back(m * n), fp32.emplace_back(m * n);
+      for (int i = 0; i < m; ++i)
+        for (int j = 0; j < n; ++j) {
+          double p = 0, pm = 0;
+          float f = 0;
+          for (int t = 0; t < k; ++t) {
+            const float x = a[r][i * k + t], y = b[r][t * n + j];
+            p += double(x) * y, pm += std::fabs(double(x) * y), f += x * y;
+          }
+          exact[i * n + j] += p, scale[i * n + j] += std::fabs(p), mag[i * n + j] += pm;
+          fp32[r][i * n + j] = f, rounded[r][i * n + j] = bf16(f);
+        }
+    }
+    for (int i = 0; i < m * n; ++i) scale[i] += fp32_accumulation(k) * mag[i], scale_dot[i] = mag[i];
+  }
+
+  // NCCL's ring: the partial sum starts at rank `first` and goes round in `step` order, each
+  // hop rounded to bf16.
+  std::vector<double> ring(int first, int step) const {
+    std::vector<double> out(m * n);
+    for (int i = 0; i < m * n; ++i) {
+      float s = rounded[first][i];
+      for (int h = 1; h < w; ++h) s = bf16(s + rounded[((first + h * step) % w + w) % w][i]);
+      out[i] = s;
+    }
+    return out;
+  }
+  std::vector<double> fp32_then_round(bool round_partials) const {
+    std::vector<double> out(m * n);
+    for (int i = 0; i < m * n; ++i) {
+      float s = 0;
+      for (int r = 0; r < w; ++r) s += round_partials ? rounded[r][i] : fp32[r][i];
+      out[i] = bf16(s);
+    }
+    return out;
+  }
+};
+
+TEST(ToleranceModel, AReductionOfBf16ProductsPassesInEveryOrderAndRejectsZerosAndOneRank) {
+  for (int w : {2, 4, 8}) {
+    SCOPED_TRACE("W=" + std::to_string(w));
+    const RankProducts p(w, 16, 16, 128, 1234 + w);
+    const double factor = w + 1;  // problem.json: "W + 1"
+    for (int first = 0; first < w; ++first)
+      for (int step : {1, -1}) EXPECT_EQ(misses(p.ring(first, step), p.exact, p.scale, factor), 0) << first << step;
+    EXPECT_EQ(misses(p.fp32_then_round(true), p.exact, p.scale, factor), 0);
+    EXPECT_EQ(misses(p.fp32_then_round(false), p.exact, p.scale, factor), 0);
+    const std::vector<double> zeros(p.exact.size(), 0);
+    std::vector<double> own(p.rounded[0].begin(), p.rounded[0].end());
+    EXPECT_GT(misses(zeros, p.exact, p.scale, factor), int(p.exact.size()) * 9 / 10);
+    EXPECT_GT(misses(own, p.exact, p.scale, factor), int(p.exact.size()) * 9 / 10);
+  }
+}
+
+// Why the scale is sum_r |P_r| and not the dot products' sum |a b|: at a large K and W the
+// latter lets zeros pass nearly everywhere; the former still rejects them nearly everywhere.
+TEST(ToleranceModel, ABoundInSumAbsABWouldLetZerosPassAtLargeK) {
+  const RankProducts p(8, 4, 8, 8192, 99);
+  const std::vector<double> zeros(p.exact.size(), 0);
+  EXPECT_LT(misses(zeros, p.exact, p.scale_dot, 9), int(p.exact.size()) / 4);
+  EXPECT_GT(misses(zeros, p.exact, p.scale, 9), int(p.exact.size()) * 9 / 10);
+  EXPECT_EQ(misses(p.ring(3, -1), p.exact, p.scale, 9), 0);
+}
+
+// layernorm_backward's d_gamma: per column, sum over ranks and rows of dy * x_hat, the
+// products rounded to bf16 first (PyTorch), each rank's sum rounded, then NCCL's ring.
+TEST(ToleranceModel, LayerNormGammaPassesWithOrWithoutRoundedProductsAndRejectsOneRank) {
+  const int rows = 512, cols = 64;
+  for (int w : {2, 4, 8}) {
+    SCOPED_TRACE("W=" + std::to_string(w));
+    std::mt19937 g(7 + w);
+    std::vector<double> exact(cols, 0), parts(cols, 0), abs_terms(cols, 0), squares(cols, 0);
+    std::vector<std::vector<float>> rounded_sum(w, std::vector<float>(cols)), fp32_sum(w, std::vector<float>(cols));
+    for (int r = 0; r < w; ++r) {
+      const auto dy = random_bf16(g, size_t(rows) * cols), x = random_bf16(g, size_t(rows) * cols, 0.03125f);
+      for (int c = 0; c < cols; ++c) {
+        double e = 0;
+        float with_rounding = 0, plain = 0;
+        for (int i = 0; i < rows; ++i) {
+          const double t = double(dy[i * cols + c]) * x[i * cols + c];
+          e += t, abs_terms[c] += std::fabs(t), squares[c] += t * t;
+          with_rounding += bf16(float(t)), plain += float(t);
+        }
+        exact[c] += e, parts[c] += std::fabs(e);
+        rounded_sum[r][c] = bf16(with_rounding), fp32_sum[r][c] = plain;
+      }
+    }
+    std::vector<double> scale(cols);  // layernorm_backward/reference.cu's oracle
+    for (int c = 0; c < cols; ++c) scale[c] = parts[c] + fp32_accumulation(rows) * abs_terms[c] + 2 * std::sqrt(squares[c]);
+    std::vector<double> ring(cols), fused(cols), own(cols), zeros(cols, 0);
+    for (int c = 0; c < cols; ++c) {
+      float s = rounded_sum[w - 1][c], f = 0;
+      for (int r = w - 2; r >= 0; --r) s = bf16(s + rounded_sum[r][c]);
+      for (int r = 0; r < w; ++r) f += fp32_sum[r][c];
+      ring[c] = s, fused[c] = bf16(f), own[c] = rounded_sum[0][c];
+    }
+    EXPECT_EQ(misses(ring, exact, scale, w + 1), 0);
+    EXPECT_EQ(misses(fused, exact, scale, w + 1), 0);
+    EXPECT_GT(misses(zeros, exact, scale, w + 1), cols * 3 / 4);
+    EXPECT_GT(misses(own, exact, scale, w + 1), cols * 3 / 4);
+  }
+}
+
+// rope_allgather: bf16(bf16(x c) + bf16(r s)) as PyTorch rounds, and one fp32 rounding, both
+// within 2 u (|x c| + |r s| + |x c + r s|).
+TEST(ToleranceModel, RopePassesWithPyTorchsRoundingsAndWithOneAndRejectsZeros) {
+  std::mt19937 g(17);
+  const auto x = random_bf16(g, 4096), c = random_bf16(g, 4096), s = random_bf16(g, 4096), r = random_bf16(g, 4096);
+  std::vector<double> exact, scale, pytorch, fused, zeros(4096, 0);
+  for (int i = 0; i < 4096; ++i) {
+    const double p = double(x[i]) * c[i], q = double(r[i]) * s[i];
+    exact.push_back(p + q), scale.push_back(std::fabs(p) + std::fabs(q) + std::fabs(p + q));
+    pytorch.push_back(bf16(bf16(x[i] * c[i]) + bf16(r[i] * s[i])));
+    fused.push_back(bf16(std::fmaf(x[i], c[i], r[i] * s[i])));
+  }
+  EXPECT_EQ(misses(pytorch, exact, scale, 2), 0);
+  EXPECT_EQ(misses(fused, exact, scale, 2), 0);
+  EXPECT_GT(misses(zeros, exact, scale, 2), 4000);
+}
+
+// combined_sharded_gemms: y = bf16(bf16(silu(bf16(x W1))) W2) as the reference rounds, and
+// with h kept in fp32, both within 2 u (|y| + sum_f p_f |W2_f|); zeros and the rows computed
+// from this rank's columns alone fail.
+TEST(ToleranceModel, TheMlpChainPassesWithTheReferencesRoundingsAndFewerAndRejectsOneRanksColumns) {
+  const int rows = 8, h_dim = 64, f_dim = 128, w = 4;
+  std::mt19937 g(23);
+  const auto x = random_bf16(g, size_t(rows) * h_dim), w1 = random_bf16(g, size_t(h_dim) * f_dim),
+             w2 = random_bf16(g, size_t(f_dim) * h_dim);
+  auto silu = [](double v) { return v / (1 + std::exp(-v)); };
+  // mode 0: the reference; 1: h in fp32; 2: only the first H/W columns of x (this rank's).
+  auto run = [&](int mode, std::vector<double>* exact, std::vector<double>* scale) {
+    std::vector<double> y(rows * h_dim);
+    for (int i = 0; i < rows; ++i) {
+      std::vector<float> a(f_dim);
+      std::vector<double> ea(f_dim), p(f_dim);
+      for (int f = 0; f < f_dim; ++f) {
+        double e = 0, mag = 0;
+        float acc = 0;
+        for (int t = 0; t < h_dim; ++t) {
+          const double term = double(x[i * h_dim + t]) * w1[t * f_dim + f];
+          e += term, mag += std::fabs(term);
+          if (mode != 2 || t < h_dim / w) acc += float(term);
+        }
+        const float h = mode == 1 ? acc : bf16(acc);
+        a[f] = bf16(float(silu(h)));
+        ea[f] = silu(e);
+        p[f] = 1.1 * (std::fabs(e) + fp32_accumulation(h_dim) * mag) + std::fabs(ea[f]) * (1 + fp32_accumulation(f_dim));
+      }
+      for (int j = 0; j < h_dim; ++j) {
+        double e = 0, d = 0;
+        float acc = 0;
+        for (int f = 0; f < f_dim; ++f) {
+          e += ea[f] * w2[f * h_dim + j], d += p[f] * std::fabs(w2[f * h_dim + j]);
+          acc += a[f] * w2[f * h_dim + j];
+        }
+        y[i * h_dim + j] = bf16(acc);
+        if (exact) (*exact)[i * h_dim + j] = e, (*scale)[i * h_dim + j] = std::fabs(e) + d;
+      }
+    }
+    return y;
+  };
+  std::vector<double> exact(rows * h_dim), scale(rows * h_dim), zeros(rows * h_dim, 0);
+  const auto reference = run(0, &exact, &scale);
+  EXPECT_EQ(misses(reference, exact, scale, 2), 0);
+  EXPECT_EQ(misses(run(1, nullptr, nullptr), exact, scale, 2), 0);
+  EXPECT_GT(misses(zeros, exact, scale, 2), rows * h_dim / 2);
+  EXPECT_GT(misses(run(2, nullptr, nullptr), exact, scale, 2), rows * h_dim / 2);
+}
+
+}  // namespace
+}  // namespace mgk::problems
