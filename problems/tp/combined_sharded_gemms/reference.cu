@@ -94,8 +94,8 @@ MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t s
   cublasHandle_t blas = o::blas_on(ctx, state(ctx).blas, st);
   if (!blas) return 1;
   MGK_CUDA_TRY(ctx, o::regen_side_by_side(a->gens[0], ctx->world_size, HL, ctx->rank * ML, ML, X, st));
-  MGK_CUDA_TRY(ctx, o::regen(a->gens[1], ctx->rank, H, 0, 0, H, F, W1, F, st));
-  MGK_CUDA_TRY(ctx, o::regen(a->gens[2], ctx->rank, F, 0, 0, F, H, W2, H, st));
+  MGK_CUDA_TRY(ctx, o::regen(a->gens[1], ctx->rank, F, 0, 0, H, F, W1, F, st));
+  MGK_CUDA_TRY(ctx, o::regen(a->gens[2], ctx->rank, H, 0, 0, F, H, W2, H, st));
   MGK_CUBLAS_TRY(ctx, o::product_and_magnitude(blas, ML, F, H, {X, H, ML * H}, {W1, F, H * F}, h, 0, hmag, 0, F, st));
   // h becomes a = silu(h), hmag becomes p.
   const double acc_h = o::fp32_accumulation(H), acc_y = o::fp32_accumulation(F);

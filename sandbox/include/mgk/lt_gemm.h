@@ -78,6 +78,12 @@ class Gemm {
     uint64_t ws = workspace_bytes;
     uint32_t align = s.align;
     cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
+    // A split-K algorithm may add its partial products in the output type: for a bf16 D
+    // that rounds every partial to bf16, far outside the suite's tolerance for fp32
+    // accumulation. Only reductions in the compute type (fp32) are allowed.
+    uint32_t reductions = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &reductions,
+                                         sizeof(reductions));
     for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
                       CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
       cublasLtMatmulPreferenceSetAttribute(pref, attr, &align, sizeof(align));

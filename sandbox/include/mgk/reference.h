@@ -4,6 +4,9 @@
 #pragma once
 #include <nccl.h>
 
+#include <algorithm>
+#include <cstdint>
+
 #include "mgk/oracle.cuh"
 #include "mgk/solution.h"
 
@@ -24,12 +27,36 @@ inline ncclDataType_t nccl_type(mgk_dtype t) {
   return ncclFloat32;
 }
 
+namespace detail {
+// One 16-byte vector a thread: vector v of row `row` of block r, for every (row, r, v).
+__global__ inline void blocks_side_by_side_kernel(const uint4* src, int64_t block_vecs, uint4* dst, int64_t rows,
+                                                  int64_t row_vecs, int world) {
+  const int64_t total = rows * world * row_vecs;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t v = i % row_vecs, r = (i / row_vecs) % world, row = i / (row_vecs * world);
+    dst[i] = src[r * block_vecs + row * row_vecs + v];
+  }
+}
+}  // namespace detail
+
 // The W blocks an all-gather delivers one after the other (block r at src + r * block_bytes,
 // rows x cols elements of `elt` bytes each) laid side by side: dst (rows x W * cols,
-// row-major) holds block r at columns [r * cols, (r + 1) * cols). W strided copies.
+// row-major) holds block r at columns [r * cols, (r + 1) * cols). One pass of 16-byte
+// vectors when every row and block is 16-byte aligned (the cost of a torch.cat), W strided
+// copies otherwise.
 inline cudaError_t blocks_side_by_side(const void* src, size_t block_bytes, void* dst, int64_t rows, int64_t cols,
                                        size_t elt, int world, cudaStream_t s) {
   const size_t width = size_t(cols) * elt;
+  if (rows <= 0 || width == 0) return cudaSuccess;
+  const bool vectors = width % 16 == 0 && block_bytes % 16 == 0 && reinterpret_cast<uintptr_t>(src) % 16 == 0 &&
+                       reinterpret_cast<uintptr_t>(dst) % 16 == 0;
+  if (vectors) {
+    const int64_t total = rows * world * int64_t(width / 16);
+    const int grid = int(std::min<int64_t>((total + 255) / 256, 132 * 16));
+    detail::blocks_side_by_side_kernel<<<grid, 256, 0, s>>>(static_cast<const uint4*>(src), int64_t(block_bytes / 16),
+                                                            static_cast<uint4*>(dst), rows, int64_t(width / 16), world);
+    return cudaGetLastError();
+  }
   for (int r = 0; r < world; ++r) {
     cudaError_t e = cudaMemcpy2DAsync(static_cast<char*>(dst) + r * width, world * width,
                                       static_cast<const char*>(src) + r * block_bytes, width, width, size_t(rows),
