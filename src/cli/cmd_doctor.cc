@@ -47,7 +47,8 @@ struct Doctor {
       std::cout << (c.status == "ok" ? "OK    " : c.status == "warn" ? "WARN  " : "FAIL  ") << c.what << "\n";
       if (!c.fix.empty()) std::cout << "      fix: " << c.fix << "\n";
     }
-    std::cout << (failures ? std::to_string(failures) + " problem(s) found\n" : "all checks passed\n");
+    if (failures == 0) std::cout << "all checks passed\n";
+    else std::cout << failures << (failures == 1 ? " check" : " checks") << " failed (FAIL above, each with its fix)\n";
   }
 };
 

@@ -30,8 +30,8 @@ std::string format_report(const EvalResult& r, const std::string& gpu_model) {
   std::ostringstream out;
   std::string gpus;
   for (int g : r.gpus) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
-  out << r.problem << " on " << r.world_size << " x " << gpu_model << (gpus.empty() ? "" : " (GPUs " + gpus + ")")
-      << ", kernel " << r.kernel_hash.substr(0, 12) << (r.compile_cached ? " (compile cached)" : "")
+  out << r.problem << ", " << r.world_size << " ranks"
+      << (gpus.empty() ? " (not run on a GPU)" : " on " + gpu_model + " (GPUs " + gpus + ")") << ", kernel " << r.kernel_hash.substr(0, 12) << (r.compile_cached ? " (compile cached)" : "")
       << (r.isolation.empty() ? "" : ", candidate isolated by " + r.isolation) << "\n";
   if (!r.sizes.empty()) {
     out << pad("size", 8) << pad("trials", 8) << pad("reference median (p10-p90)", 30)

@@ -186,6 +186,20 @@ TEST_F(BenchCli, ARerunOfAFinishedRunSpendsNothingAndResumeKeepsTheAttemptsArgum
       << nothing.output;
 }
 
+// The compute problems' replies are their plain candidates, one file with the shared
+// headers pasted in: they compile as a model's reply would.
+TEST_F(BenchCli, TheScriptedModelAnswersComputeProblemsWithKernelsThatCompile) {
+  test::CliResult r = test::run_mgk({"bench", "--model", "openai:gpt-test", "--problems", "tp/gemm_a*", "--samples", "1",
+                                     "--turns", "1", "--jobs", "2", "--compile-only"},
+                                    env());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json j = report_json("a", 1);
+  ASSERT_FALSE(j.is_null());
+  const nlohmann::json& m = j["runs"][0]["metrics"];
+  EXPECT_EQ(m["finished"], 2) << "tp/gemm_allgather and tp/gemm_allreduce";
+  EXPECT_EQ(m["outcomes"]["compiled"], 2) << r.output;
+}
+
 TEST_F(BenchCli, TheBudgetStopsNewWorkCleanlyAndAResumeWithMoreFinishesTheRun) {
   // $100 per million tokens each way: a first turn (1000 in, 300 out) costs $0.13, a second
   // (1500 in) $0.18, so one attempt of two turns costs $0.31.

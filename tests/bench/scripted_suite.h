@@ -9,6 +9,7 @@
 //   broadcast       syntax error, correct      gather          prose (no code), correct
 //   reduce          a hang, twice              reduce_scatter  a crash, twice
 //   scatter         NCCL (refused), twice      all_to_all      syntax error, twice
+// Every other problem (the compute ones): its plain candidate (gpu/candidates/CATEGORY/).
 // With --compile-only every kernel that compiles is only "compiled"; on a GPU the verdicts
 // are the ones named.
 #pragma once
@@ -21,21 +22,35 @@
 
 namespace mgk::bench::testing {
 
+// The source at `path` (below tests/) as one file: the candidates' shared headers
+// (plain_compute.cuh, simple_common.cuh) pasted in where they are included.
 inline std::string one_file(const std::string& path) {
   const auto dir = test::tests_dir();
-  std::string common = read_file(dir / "gpu/candidates/simple_common.cuh");
-  common.erase(0, common.find("#pragma once") + std::string("#pragma once").size());
+  auto body_of = [&](const std::string& header) {
+    std::string text = read_file(dir / "gpu/candidates" / header);
+    return text.erase(0, text.find("#pragma once") + std::string("#pragma once").size());
+  };
   std::string src = read_file(dir / path);
-  for (const char* inc : {"#include \"simple_common.cuh\"", "#include \"../gpu/candidates/simple_common.cuh\""})
-    if (auto at = src.find(inc); at != std::string::npos) src.replace(at, std::string(inc).size(), common);
+  auto paste = [&](const std::string& header) {
+    for (const std::string dir_part : {"", "../", "../gpu/candidates/"}) {
+      const std::string inc = "#include \"" + dir_part + header + "\"";
+      if (auto at = src.find(inc); at != std::string::npos) {
+        src.replace(at, inc.size(), body_of(header));
+        return;
+      }
+    }
+  };
+  paste("plain_compute.cuh");  // first: it includes simple_common.cuh
+  paste("simple_common.cuh");
   return src;
 }
 
 inline std::string kernel_reply(const std::string& path) { return "Here it is.\n```cuda\n" + one_file(path) + "```\n"; }
 
 inline std::string suite_reply(const std::string& problem, int turn) {
-  const std::string name = problem.substr(problem.find('/') + 1);
-  const std::string candidate = "gpu/candidates/" + name + ".cu";
+  const std::string category = problem.substr(0, problem.find('/')), name = problem.substr(problem.find('/') + 1);
+  // The collectives' plain candidates lie in gpu/candidates/, the others' in a folder by category.
+  const std::string candidate = "gpu/candidates/" + (category == "collectives" ? "" : category + "/") + name + ".cu";
   const std::string syntax_error = "```cuda\n#include \"mgk/solution.h\"\nMGK_EXPORT int mgk_setup(mgk_ctx* ctx) { return 0 }\n```\n";
   const bool first = turn == 0;
   if (name == "all_reduce") return first ? kernel_reply("bad_candidates/wrong_values.cu") : kernel_reply(candidate);

@@ -53,7 +53,7 @@ class SlurmBench : public ::testing::Test {
   static std::vector<std::string> bench_args(std::vector<std::string> extra = {}) {
     // all_gather, gather, reduce_scatter, scatter: shards {all_gather, scatter}, {gather},
     // {reduce_scatter}; with two CPUs on the node, two tasks run at once and one waits.
-    std::vector<std::string> a = {"bench", "--model", "openai:gpt-test", "--problems", "*a*er", "--samples", "1",
+    std::vector<std::string> a = {"bench", "--model", "openai:gpt-test", "--problems", "collectives/*a*er", "--samples", "1",
                                   "--turns", "2", "--jobs", "1", "--compile-only"};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
@@ -193,8 +193,9 @@ TEST_F(SlurmBench, AJobArrayWithATaskCancelledAndResumedMergesIntoTheReportOfALo
 
   // The key went to the model (through the environment sbatch passed on) and nowhere else.
   for (const auto& r : server_.requests()) EXPECT_EQ(r.header("authorization"), std::string("Bearer ") + kKey);
-  for (const auto& f : std::filesystem::recursive_directory_iterator(dir_.path() / "slurm"))
+  for (const auto& f : std::filesystem::recursive_directory_iterator(dir_.path() / "slurm")) {
     if (f.is_regular_file()) EXPECT_EQ(read_file(f.path()).find(kKey), std::string::npos) << f.path();
+  }
   EXPECT_EQ(read_file(db("slurm")).find(kKey), std::string::npos);
   std::cout << "local run and Slurm start " << std::chrono::duration<double>(up - start).count()
             << " s, the Slurm run " << std::chrono::duration<double>(steady_clock::now() - up).count() << " s\n";
