@@ -1,6 +1,8 @@
 // Reference: a row kernel sums the squares of this rank's slice of every row in fp32, NCCL
 // all-reduces the M sums (fp32), and a row kernel normalises, as ParallelKernelBench's
 // PyTorch code rounds: bf16(x * rsqrt(sum / N + eps)) in fp32, then times the weight in bf16.
+#include <algorithm>
+
 #include "mgk/oracle_gemm.cuh"
 #include "mgk/reference.h"
 
@@ -16,68 +18,80 @@ struct State {
 
 State& state(mgk_ctx* ctx) { return *static_cast<State*>(ctx->state); }
 
-// The sum over a block's threads; every thread gets it.
+// The sum over the block's threads (whole warps, at most kThreads); every thread gets it.
 __device__ float block_sum(float v) {
   __shared__ float warps[kThreads / 32];
   for (int o = 16; o; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
   if (threadIdx.x % 32 == 0) warps[threadIdx.x / 32] = v;
   __syncthreads();
   float total = 0;
-  for (int w = 0; w < kThreads / 32; ++w) total += warps[w];
+  for (int w = 0; w < int(blockDim.x / 32); ++w) total += warps[w];
   __syncthreads();
   return total;
 }
 
-// Item i of a row: 8 bf16 in one 16-byte load (kVec: the row's length is a multiple of 8),
-// or element i.
-template <bool kVec>
-__device__ inline void load8(const __nv_bfloat16* row, int64_t i, float (&v)[8], int& count) {
-  if (kVec) {
-    const uint4 raw = reinterpret_cast<const uint4*>(row)[i];
-    const auto* h = reinterpret_cast<const __nv_bfloat162*>(&raw);
-    for (int k = 0; k < 4; ++k) {
-      const float2 f = __bfloat1622float2(h[k]);
-      v[2 * k] = f.x, v[2 * k + 1] = f.y;
-    }
-    count = 8;
-  } else {
-    v[0] = __bfloat162float(row[i]);
-    count = 1;
+// 8 bf16 of a 16-byte word as floats, and back.
+__device__ inline void unpack8(uint4 raw, float (&v)[8]) {
+  const auto* h = reinterpret_cast<const __nv_bfloat162*>(&raw);
+  for (int k = 0; k < 4; ++k) {
+    const float2 f = __bfloat1622float2(h[k]);
+    v[2 * k] = f.x, v[2 * k + 1] = f.y;
   }
 }
 
+// One block per row. kVec: the row's length is a multiple of 8, so every thread reads whole
+// 16-byte words (the rows then start 16-byte aligned too).
 template <bool kVec>
 __global__ void sum_squares_kernel(const __nv_bfloat16* x, float* sums, int64_t n) {
   const __nv_bfloat16* row = x + blockIdx.x * n;
-  const int64_t items = kVec ? n / 8 : n;
   float acc = 0;
-  for (int64_t i = threadIdx.x; i < items; i += kThreads) {
-    float v[8];
-    int count;
-    load8<kVec>(row, i, v, count);
-    for (int k = 0; k < count; ++k) acc += v[k] * v[k];
+  if (kVec) {
+    for (int64_t i = threadIdx.x; i < n / 8; i += blockDim.x) {
+      float v[8];
+      unpack8(reinterpret_cast<const uint4*>(row)[i], v);
+      for (float f : v) acc += f * f;
+    }
+  } else {
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+      const float f = __bfloat162float(row[i]);
+      acc += f * f;
+    }
   }
   acc = block_sum(acc);
   if (threadIdx.x == 0) sums[blockIdx.x] = acc;
 }
 
+__device__ inline __nv_bfloat16 normalized(float x, float scale, __nv_bfloat16 w) {
+  return __hmul(w, __float2bfloat16_rn(x * scale));
+}
+
+// Loads and stores whole 16-byte words where the row allows: scalar bf16 stores at a 16-byte
+// stride would move a sector per two bytes written.
 template <bool kVec>
 __global__ void normalize_kernel(const __nv_bfloat16* x, const __nv_bfloat16* weight, const float* sums,
                                  __nv_bfloat16* y, int64_t n, float inv_total) {
   const __nv_bfloat16* row = x + blockIdx.x * n;
   __nv_bfloat16* out = y + blockIdx.x * n;
   const float scale = rsqrtf(sums[blockIdx.x] * inv_total + kEps);
-  const int64_t items = kVec ? n / 8 : n;
-  for (int64_t i = threadIdx.x; i < items; i += kThreads) {
-    float v[8];
-    int count;
-    load8<kVec>(row, i, v, count);
-    for (int k = 0; k < count; ++k) {
-      const int64_t j = (kVec ? 8 * i : i) + k;
-      out[j] = __hmul(weight[j], __float2bfloat16_rn(v[k] * scale));
+  if (kVec) {
+    for (int64_t i = threadIdx.x; i < n / 8; i += blockDim.x) {
+      float v[8];
+      unpack8(reinterpret_cast<const uint4*>(row)[i], v);
+      const uint4 wraw = reinterpret_cast<const uint4*>(weight)[i];
+      const auto* w = reinterpret_cast<const __nv_bfloat16*>(&wraw);
+      uint4 packed;
+      auto* o = reinterpret_cast<__nv_bfloat16*>(&packed);
+      for (int k = 0; k < 8; ++k) o[k] = normalized(v[k], scale, w[k]);
+      reinterpret_cast<uint4*>(out)[i] = packed;
     }
+  } else {
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+      out[i] = normalized(__bfloat162float(row[i]), scale, weight[i]);
   }
 }
+
+// Threads per row: enough for one word (or element) each, in whole warps, at most kThreads.
+unsigned threads_for(int64_t items) { return unsigned(std::min<int64_t>(kThreads, (items + 31) / 32 * 32)); }
 
 }  // namespace
 
@@ -97,13 +111,14 @@ MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor
   const auto* w = static_cast<const __nv_bfloat16*>(in[1].data);
   auto* y = static_cast<__nv_bfloat16*>(out[0].data);
   const bool vec = NL % 8 == 0;
-  if (vec) sum_squares_kernel<true><<<unsigned(M), kThreads, 0, st>>>(x, s.sums, NL);
-  else sum_squares_kernel<false><<<unsigned(M), kThreads, 0, st>>>(x, s.sums, NL);
+  const unsigned threads = threads_for(vec ? NL / 8 : NL);
+  if (vec) sum_squares_kernel<true><<<unsigned(M), threads, 0, st>>>(x, s.sums, NL);
+  else sum_squares_kernel<false><<<unsigned(M), threads, 0, st>>>(x, s.sums, NL);
   MGK_LAUNCH_CHECK(ctx);
   MGK_NCCL_STEP(ctx, ncclAllReduce(s.sums, s.sums, M, ncclFloat32, ncclSum, mgk::comm(ctx), st));
   const float inv_total = 1.0f / float(N);
-  if (vec) normalize_kernel<true><<<unsigned(M), kThreads, 0, st>>>(x, w, s.sums, y, NL, inv_total);
-  else normalize_kernel<false><<<unsigned(M), kThreads, 0, st>>>(x, w, s.sums, y, NL, inv_total);
+  if (vec) normalize_kernel<true><<<unsigned(M), threads, 0, st>>>(x, w, s.sums, y, NL, inv_total);
+  else normalize_kernel<false><<<unsigned(M), threads, 0, st>>>(x, w, s.sums, y, NL, inv_total);
   MGK_LAUNCH_CHECK(ctx);
   return 0;
 }

@@ -1,25 +1,14 @@
-// Reference: a RoPE kernel rotates this rank's q and k, with PyTorch's bf16 roundings
-// (each product rounded, then the sum), into this rank's slots of two all-gather buffers;
-// NCCL all-gathers both in place (one group), and strided copies put each rank's positions
-// in their place along the sequence of q_out and k_out.
+// Reference: a RoPE kernel rotates this rank's q and k, with PyTorch's bf16 roundings (each
+// product rounded, then the sum), straight into this rank's positions of q_out and k_out;
+// then, per batch, NCCL all-gathers the W ranks' position blocks in place (one group): along
+// one batch the blocks lie in rank order, which is the layout an all-gather delivers, so no
+// staging buffer and no rearranging copy is needed.
 #include <algorithm>
 
 #include "mgk/oracle_gemm.cuh"
 #include "mgk/reference.h"
 
 namespace {
-
-struct State {
-  void* gathered[2] = {nullptr, nullptr};  // q, k: W slots of B x SL x NH x D
-  ~State() {
-    for (void* p : gathered) cudaFree(p);
-  }
-};
-
-State& state(mgk_ctx* ctx) { return *static_cast<State*>(ctx->state); }
-
-// Elements per all-gather slot, padded to 256 bytes.
-int64_t slot_elems(const mgk_tensor& local) { return (local.numel + 127) / 128 * 128; }
 
 __device__ inline __nv_bfloat16 rope(__nv_bfloat16 x, __nv_bfloat16 partner, bool lower, __nv_bfloat16 c,
                                      __nv_bfloat16 s) {
@@ -28,52 +17,83 @@ __device__ inline __nv_bfloat16 rope(__nv_bfloat16 x, __nv_bfloat16 partner, boo
   return __hadd(__hmul(x, c), __hmul(rot, s));  // bf16 ops: each rounds, as in PyTorch
 }
 
-// out[(b, j, h, d)] = rope of x (B x SL x NH x D) with cos/sin (B x SL x D).
+// Where element i of this rank's x (B x SL x NH x D) goes in the output (B x S x NH x D):
+// its batch's block of positions for `rank`.
+struct Placement {
+  int64_t block;   // SL * NH * D: one rank's positions of one batch
+  int64_t stride;  // S * NH * D: one batch of the output
+  int rank;
+  __device__ int64_t operator()(int64_t i) const { return i / block * stride + rank * block + i % block; }
+};
+
+// Element by element (any head dim).
 __global__ void rope_kernel(const __nv_bfloat16* x, const __nv_bfloat16* cos, const __nv_bfloat16* sin,
-                            __nv_bfloat16* out, int64_t n, int nh, int d_head) {
+                            __nv_bfloat16* out, Placement at, int64_t n, int nh, int d_head) {
   const int half = d_head / 2;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     const int d = int(i % d_head);
     const int64_t token = i / d_head / nh;  // b * SL + j
     const bool lower = d < half;
     const __nv_bfloat16 partner = x[i + (lower ? half : -half)];
-    out[i] = rope(x[i], partner, lower, cos[token * d_head + d], sin[token * d_head + d]);
+    out[at(i)] = rope(x[i], partner, lower, cos[token * d_head + d], sin[token * d_head + d]);
+  }
+}
+
+// Eight elements of one half of a head per thread, in 16-byte words (half a multiple of 8).
+__global__ void rope_kernel_vec(const uint4* x, const uint4* cos, const uint4* sin, uint4* out, Placement at,
+                                int64_t words, int nh, int d_head) {
+  const int half_words = d_head / 16, head_words = d_head / 8;
+  for (int64_t v = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; v < words; v += int64_t(gridDim.x) * blockDim.x) {
+    const int dw = int(v % head_words);
+    const int64_t token = v / head_words / nh;
+    const bool lower = dw < half_words;
+    const uint4 xr = x[v], pr = x[v + (lower ? half_words : -half_words)];
+    const uint4 cr = cos[token * head_words + dw], sr = sin[token * head_words + dw];
+    const auto *xe = reinterpret_cast<const __nv_bfloat16*>(&xr), *pe = reinterpret_cast<const __nv_bfloat16*>(&pr);
+    const auto *ce = reinterpret_cast<const __nv_bfloat16*>(&cr), *se = reinterpret_cast<const __nv_bfloat16*>(&sr);
+    uint4 result;
+    auto* re = reinterpret_cast<__nv_bfloat16*>(&result);
+    for (int k = 0; k < 8; ++k) re[k] = rope(xe[k], pe[k], lower, ce[k], se[k]);
+    out[at(8 * v) / 8] = result;
   }
 }
 
 }  // namespace
 
-MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
-  auto* s = new State;
-  ctx->state = s;
-  for (int t = 0; t < 2; ++t)
-    MGK_CUDA_TRY(ctx, cudaMalloc(&s->gathered[t], size_t(ctx->world_size * slot_elems(ctx->inputs[t])) * 2));
-  return 0;
-}
+MGK_EXPORT int mgk_setup(mgk_ctx*) { return 0; }
 
-MGK_EXPORT void mgk_teardown(mgk_ctx* ctx) { delete &state(ctx); }
+MGK_EXPORT void mgk_teardown(mgk_ctx*) {}
 
 MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor* out, int, cudaStream_t st) {
-  State& s = state(ctx);
-  const int64_t B = mgk::dim(ctx, "B"), SL = mgk::dim(ctx, "SL");
+  const int64_t B = mgk::dim(ctx, "B"), SL = mgk::dim(ctx, "SL"), S = mgk::dim(ctx, "S");
   const int NH = int(mgk::dim(ctx, "NH")), D = int(mgk::dim(ctx, "D"));
-  const int64_t n = in[0].numel, slot = slot_elems(in[0]);
-  auto slot_of = [&](int t, int r) { return static_cast<__nv_bfloat16*>(s.gathered[t]) + r * slot; };
-  const int blocks = int(std::min<int64_t>((n + 255) / 256, 16384));
+  const int64_t n = in[0].numel, block = SL * NH * D;
+  const Placement at{block, S * NH * D, ctx->rank};
+  const bool vec = D % 16 == 0;  // each half of a head is whole 16-byte words
+  const int64_t items = vec ? n / 8 : n;
+  const int blocks = int(std::min<int64_t>((items + 255) / 256, int64_t(ctx->num_sms) * 16));
+  const auto* cos = static_cast<const __nv_bfloat16*>(in[2].data);
+  const auto* sin = static_cast<const __nv_bfloat16*>(in[3].data);
   for (int t = 0; t < 2; ++t) {
-    rope_kernel<<<blocks, 256, 0, st>>>(static_cast<const __nv_bfloat16*>(in[t].data),
-                                        static_cast<const __nv_bfloat16*>(in[2].data),
-                                        static_cast<const __nv_bfloat16*>(in[3].data), slot_of(t, ctx->rank), n, NH, D);
+    const auto* x = static_cast<const __nv_bfloat16*>(in[t].data);
+    auto* y = static_cast<__nv_bfloat16*>(out[t].data);
+    if (vec)
+      rope_kernel_vec<<<blocks, 256, 0, st>>>(reinterpret_cast<const uint4*>(x), reinterpret_cast<const uint4*>(cos),
+                                              reinterpret_cast<const uint4*>(sin), reinterpret_cast<uint4*>(y), at,
+                                              items, NH, D);
+    else
+      rope_kernel<<<blocks, 256, 0, st>>>(x, cos, sin, y, at, n, NH, D);
     MGK_LAUNCH_CHECK(ctx);
   }
+  // In place: this rank's block is already at recv + rank * block, as NCCL's in-place
+  // all-gather wants it.
   MGK_NCCL_STEP(ctx, ncclGroupStart());
   for (int t = 0; t < 2; ++t)
-    MGK_NCCL_STEP(ctx, ncclAllGather(slot_of(t, ctx->rank), s.gathered[t], slot, ncclBfloat16, mgk::comm(ctx), st));
+    for (int64_t b = 0; b < B; ++b) {
+      auto* recv = static_cast<__nv_bfloat16*>(out[t].data) + b * at.stride;
+      MGK_NCCL_STEP(ctx, ncclAllGather(recv + ctx->rank * block, recv, block, ncclBfloat16, mgk::comm(ctx), st));
+    }
   MGK_NCCL_STEP(ctx, ncclGroupEnd());
-  // Batch b of rank r's positions goes to positions [r SL, (r+1) SL) of batch b.
-  for (int t = 0; t < 2; ++t)
-    MGK_CUDA_TRY(ctx, mgk::blocks_side_by_side(s.gathered[t], slot * 2, out[t].data, B, SL * NH * D, 2,
-                                               ctx->world_size, st));
   return 0;
 }
 
