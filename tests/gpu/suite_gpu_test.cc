@@ -4,8 +4,8 @@
 // Needs one GPU (ctest label `gpu`); skips itself where there is none.
 //
 // What runs (environment):
-//   MGK_SUITE_PROBLEMS  comma-separated globs (default "tp/*,norms/*": the compute problems;
-//                       "*" adds the collectives to the degenerate test)
+//   MGK_SUITE_PROBLEMS  comma-separated globs (default: every problem but the collectives,
+//                       whatever its category; "*" adds the collectives to the degenerate test)
 //   MGK_SUITE_WORLDS    default "2,4,8"
 //   MGK_SUITE_SIZES     only these presets (default: all of a problem's)
 //   MGK_SUITE_FULL=1    every preset at every world, for the plain candidate and for every
@@ -59,13 +59,15 @@ std::vector<int> worlds() {
   return w;
 }
 
-// The problems selected, each with the presets to consider.
-std::vector<std::pair<std::string, std::vector<std::string>>> selected(const std::string& default_globs) {
+// The problems selected ($MGK_SUITE_PROBLEMS, else every compute problem), each with the
+// presets to consider.
+std::vector<std::pair<std::string, std::vector<std::string>>> selected() {
   const auto only = split(env_or("MGK_SUITE_SIZES", ""));
+  const auto globs = split(env_or("MGK_SUITE_PROBLEMS", ""));
   std::vector<std::pair<std::string, std::vector<std::string>>> out;
   for (const auto& name : problems::list_names()) {
-    bool chosen = false;
-    for (const auto& glob : split(env_or("MGK_SUITE_PROBLEMS", default_globs))) chosen |= problems::glob_match(glob, name);
+    bool chosen = globs.empty() && name.rfind("collectives/", 0) != 0;
+    for (const auto& glob : globs) chosen |= problems::glob_match(glob, name);
     if (!chosen) continue;
     std::vector<std::string> sizes;
     for (const auto& s : problems::load(name).size_names)
@@ -121,7 +123,7 @@ class SuiteOnOneGpu : public ::testing::Test {
 
 TEST_F(SuiteOnOneGpu, EveryPlainCandidatePassesAtEveryPreset) {
   const auto ws = worlds();
-  for (const auto& [problem, sizes] : selected("tp/*,norms/*")) {
+  for (const auto& [problem, sizes] : selected()) {
     const auto kernel = plain_candidate(problem);
     if (kernel.empty() || problem.rfind("collectives/", 0) == 0) continue;  // the collectives': gpu/evaluator_test
     for (int w : ws) {
@@ -143,7 +145,7 @@ TEST_F(SuiteOnOneGpu, EveryPlainCandidatePassesAtEveryPreset) {
 TEST_F(SuiteOnOneGpu, DegenerateOutputsFailEverywhere) {
   const auto ws = worlds();
   int p = 0;
-  for (const auto& [problem, sizes] : selected("tp/*,norms/*")) {
+  for (const auto& [problem, sizes] : selected()) {
     const auto degs = degenerates(problem);
     std::vector<std::tuple<size_t, int, std::string>> runs;  // degenerate, world, preset
     if (full()) {
