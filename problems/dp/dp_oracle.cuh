@@ -216,6 +216,7 @@ inline Targets one_target(int64_t lo, int64_t hi, const mgk_oracle_args* args, i
 // c sign(g) (c = ((1 - b1) / bc1) / k, k = sqrt((1 - b2) / bc2)) up to eps, so it carries
 // g's error only through eps (c eps E_g / (g^2 k)), or fully (2c) where g's sign is within
 // twice its error, plus 8 roundings of its own (the reference's op chain); p' adds its rounding.
+// A Targets with count 0 is not written (ZeRO: full parameters, moments of a shard).
 inline cudaError_t adam(const Dims& d, const MeanGradient& mg, int64_t lo, int64_t hi, Targets p_out, Targets m_out,
                         Targets v_out, cudaStream_t st) {
   const double u = o::kBf16U, bc1 = d.bc1(), k = std::sqrt((1.0 - kBeta2) / d.bc2());
@@ -233,15 +234,21 @@ inline cudaError_t adam(const Dims& d, const MeanGradient& mg, int64_t lo, int64
         if (ag > 0.0) eps_part = fmin(eps_part, c * kEps * e / (g * g * k));
         const double sign_part = ag <= 2.0 * u * e ? 2.0 * c / u : 0.0;
         int seg;
-        int64_t at = p_out.find(i, &seg);
-        p_out.expected[seg][at] = p;
-        p_out.scale[seg][at] = float(fabs(p) + kLr * (8.0 * fabs(r) + eps_part + sign_part));
-        at = m_out.find(i, &seg);
-        m_out.expected[seg][at] = m;
-        m_out.scale[seg][at] = float((1.0 - kBeta1) * e + fabs(m));
-        at = v_out.find(i, &seg);
-        v_out.expected[seg][at] = v;
-        v_out.scale[seg][at] = float((1.0 - kBeta2) * (2.0 * ag * e + u * e * e) + v);
+        if (p_out.count) {
+          const int64_t at = p_out.find(i, &seg);
+          p_out.expected[seg][at] = p;
+          p_out.scale[seg][at] = float(fabs(p) + kLr * (8.0 * fabs(r) + eps_part + sign_part));
+        }
+        if (m_out.count) {
+          const int64_t at = m_out.find(i, &seg);
+          m_out.expected[seg][at] = m;
+          m_out.scale[seg][at] = float((1.0 - kBeta1) * e + fabs(m));
+        }
+        if (v_out.count) {
+          const int64_t at = v_out.find(i, &seg);
+          v_out.expected[seg][at] = v;
+          v_out.scale[seg][at] = float((1.0 - kBeta2) * (2.0 * ag * e + u * e * e) + v);
+        }
       },
       st);
 }
