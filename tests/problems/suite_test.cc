@@ -101,6 +101,10 @@ TEST(Suite, PkbPresetsHaveParallelKernelBenchsDims) {
       {"tp/combined_sharded_gemms", {{"MR", 1024}, {"ML", 128}, {"H", 256}, {"HL", 32}, {"F", 512}}},
       {"tp/gemm_reducescatter", {{"M", 1024}, {"ML", 128}, {"K", 512}, {"KL", 64}, {"N", 1024}}},
       {"tp/rope_allgather", {{"B", 16}, {"SL", 2}, {"S", 16}, {"NH", 8}, {"D", 64}}},
+      {"dp/ddp", {{"NL", 128}, {"DI", 256}, {"H", 512}, {"DO", 256}}},
+      {"dp/zero1_optimizer_shard", {{"NL", 128}, {"DI", 256}, {"H", 512}, {"DO", 256}, {"NUMEL", 262912}, {"P", 32864}}},
+      {"dp/zero2_optimizer_shard_grad", {{"NL", 128}, {"DI", 256}, {"H", 512}, {"DO", 256}, {"P", 32864}}},
+      {"dp/fused_adam_grad_unshard_allgather", {{"P", 4096}}},
   };
   for (const auto& w : wants) {
     SCOPED_TRACE(w.problem);
