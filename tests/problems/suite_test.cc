@@ -101,12 +101,34 @@ TEST(Suite, PkbPresetsHaveParallelKernelBenchsDims) {
       {"tp/combined_sharded_gemms", {{"MR", 1024}, {"ML", 128}, {"H", 256}, {"HL", 32}, {"F", 512}}},
       {"tp/gemm_reducescatter", {{"M", 1024}, {"ML", 128}, {"K", 512}, {"KL", 64}, {"N", 1024}}},
       {"tp/rope_allgather", {{"B", 16}, {"SL", 2}, {"S", 16}, {"NH", 8}, {"D", 64}}},
+      {"dp/ddp", {{"NL", 128}, {"DI", 256}, {"H", 512}, {"DO", 256}}},
+      {"dp/zero1_optimizer_shard", {{"NL", 128}, {"DI", 256}, {"H", 512}, {"DO", 256}, {"NUMEL", 262912}, {"P", 32864}}},
+      {"dp/zero2_optimizer_shard_grad", {{"NL", 128}, {"DI", 256}, {"H", 512}, {"DO", 256}, {"P", 32864}}},
+      {"dp/fused_adam_grad_unshard_allgather", {{"P", 4096}}},
+      {"dp/fsdp_step_e2e", {{"NL", 128}, {"DI", 256}, {"H", 512}, {"DO", 256}, {"NUMEL", 262912}, {"P", 32864}}},
+      {"dp/fsdp_and_tp", {{"NTP", 2}, {"NF", 4}, {"BL", 512}, {"D", 256}, {"DS", 64}, {"DFF", 1024}, {"FL", 512}}},
   };
   for (const auto& w : wants) {
     SCOPED_TRACE(w.problem);
     const expr::Vars dims = size_dims(load(w.problem), "pkb", 8);
     for (const auto& [k, v] : w.dims) EXPECT_EQ(dims.at(k), v) << k;
   }
+}
+
+// dp/fsdp_and_tp's grid as ParallelKernelBench picks it: NTP the smallest divisor t >= 2 of W
+// with W / t >= 2, else 1; NF = W / NTP (every preset shares the expressions).
+TEST(Suite, FsdpAndTpGridFollowsParallelKernelBench) {
+  const Spec s = load("dp/fsdp_and_tp");
+  const std::map<int, std::pair<double, double>> want = {{2, {1, 2}},  {3, {1, 3}},  {4, {2, 2}},  {6, {2, 3}},
+                                                         {7, {1, 7}},  {8, {2, 4}},  {9, {3, 3}},  {25, {5, 5}},
+                                                         {49, {7, 7}}, {71, {1, 71}}, {72, {2, 36}}};
+  for (const auto& size : s.size_names)
+    for (const auto& [w, grid] : want) {
+      SCOPED_TRACE(size + " at W=" + std::to_string(w));
+      const expr::Vars dims = size_dims(s, size, w);
+      EXPECT_EQ(dims.at("NTP"), grid.first);
+      EXPECT_EQ(dims.at("NF"), grid.second);
+    }
 }
 
 }  // namespace
