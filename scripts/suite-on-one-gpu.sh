@@ -2,14 +2,18 @@
 # The suite's GPU checks on one GPU, several evaluations at once: what
 # `gpu_tests --gtest_filter='SuiteOnOneGpu.*'` checks one evaluation after another, for a
 # device visit that has minutes, not hours. Ranks share GPU 0 (checked, not timed), so
-# evaluations may run side by side; the large presets run one at a time (memory).
-#   plain candidate: every preset at W = 2, tiny,small,pkb,odd at W = 4, tiny,pkb,odd at
-#                    W = 8 (WORLDS narrows), expected correct;
-#   degenerates:     zeros, constant, copy_input and the plain candidate without its
-#                    communication (-D MGK_LOCAL_ONLY=1), each preset once per problem, the
-#                    degenerates and worlds taking turns, expected incorrect;
-#   REFERENCE_W1=1:  the reference against its own oracle at W = 1 (NCCL starts on one GPU
-#                    with one rank), from a copy of problems/ whose specs allow one rank.
+# evaluations may run side by side. In this order (what matters most first, so a visit cut
+# short still says the most):
+#   1. the plain candidate at every preset but large at W = 2, expected correct;
+#   2. the degenerates: zeros, constant, copy_input and the plain candidate without its
+#      communication (-D MGK_LOCAL_ONLY=1), each preset but large once per problem, the
+#      degenerates and worlds taking turns, expected incorrect;
+#   3. with REFERENCE_W1=1, the reference against its own oracle at W = 1, tiny,pkb,odd (NCCL
+#      will not start with ranks sharing a GPU, with one rank it does), from a copy of
+#      problems/ whose specs allow one rank;
+#   4. the plain candidate at tiny,small,pkb,odd at W = 3 or 4, at tiny,pkb,odd above;
+#   5. the large presets (plain at W = 2, and the degenerate whose turn it is), LARGE_JOBS at
+#      once (default 2: memory); SKIP_LARGE=1 leaves them out.
 # Usage: scripts/suite-on-one-gpu.sh OUT [BIN]   (BIN: a build dir or a folder with mgk)
 #   PROBLEMS  comma-separated globs (default: every problem but the collectives)
 #   JOBS      evaluations at once (default 4); WORLDS (default "2 4 8")
@@ -21,55 +25,77 @@ bin="$(cd "${2:-$root/build}" && pwd)"
 mkdir -p "$out/logs"
 export MGK_ROOT="${MGK_ROOT:-$root}" MGK_HOME="${MGK_HOME:-/tmp/mgk-home}" NCCL_NVLS_ENABLE=0
 export PATH="/usr/local/cuda/bin:$PATH" MGK_HARNESS="${MGK_HARNESS:-$bin/mgk-harness}"
-mgk="$bin/mgk"
+export out mgk="$bin/mgk" w1="$out/w1-root"
 cands="$root/tests/gpu/candidates"
 
-# The jobs, one per line: EXPECT NAME WORLD PRESETS KERNEL [DEFINE] (large presets apart).
+# The jobs, one per line: EXPECT NAME WORLD PRESETS KERNEL [DEFINE], KERNEL "reference" for 3.
 "$mgk" problems --json > "$out/problems.json" || { echo "suite-on-one-gpu: mgk problems failed" >&2; exit 1; }
-python3 - "$out" "$cands" "${PROBLEMS:-}" "${WORLDS:-2 4 8}" <<'PY' || exit 1
+python3 - "$out" "$cands" "${PROBLEMS:-}" "${WORLDS:-2 4 8}" "${REFERENCE_W1:-0}" "${SKIP_LARGE:-0}" <<'PY' || exit 1
 import fnmatch, json, os, sys
-out, cands, globs, worlds = sys.argv[1], sys.argv[2], [g for g in sys.argv[3].split(",") if g], [int(w) for w in sys.argv[4].split()]
-few = {3: {"tiny", "small", "pkb", "odd"}, 4: {"tiny", "small", "pkb", "odd"}}
-jobs, large, selected = [], [], []
+out, cands = sys.argv[1], sys.argv[2]
+globs = [g for g in sys.argv[3].split(",") if g]
+worlds = [int(w) for w in sys.argv[4].split()]
+with_reference, skip_large = sys.argv[5] == "1", sys.argv[6] == "1"
+stages = {n: [] for n in range(1, 6)}
+selected = []
 for p in json.load(open(os.path.join(out, "problems.json"))):
     name = p["name"]
     if not (any(fnmatch.fnmatchcase(name, g) for g in globs) if globs else not name.startswith("collectives/")):
         continue
     plain = os.path.join(cands, name + ".cu")
     if not os.path.exists(plain):
-        print(f"suite-on-one-gpu: no plain candidate for {name} ({plain})", file=sys.stderr)
-        sys.exit(1)
+        sys.exit(f"suite-on-one-gpu: no plain candidate for {name} ({plain})")
     selected.append(name)
     ws = [w for w in worlds if p["min_world"] <= w <= p["max_world"]]
-    for w in ws:  # one evaluation per world for the plain candidate (it fails at its first bad preset)
-        sizes = [s for s in p["sizes"] if w == 2 or s in few.get(w, {"tiny", "pkb", "odd"})]
-        small = ",".join(s for s in sizes if s != "large")
-        if small:
-            jobs.append(f"correct {name} {w} {small} {plain}")
-        if "large" in sizes:
-            large.append(f"correct {name} {w} large {plain}")
+    sizes = [s for s in p["sizes"] if s != "large"]
+    has_large = "large" in p["sizes"] and not skip_large
+    # A plain candidate is judged once per world over its presets (it fails at the first bad one).
+    for w in ws:
+        few = sizes if w == 2 else [s for s in sizes if s in ({"tiny", "small", "pkb", "odd"} if w <= 4 else {"tiny", "pkb", "odd"})]
+        if few:
+            stages[1 if w == 2 else 4].append(f"correct {name} {w} {','.join(few)} {plain}")
+    if has_large and 2 in ws:
+        stages[5].append(f"correct {name} 2 large {plain}")
     degs = [os.path.join(cands, "degenerate", d + ".cu") for d in ("zeros", "constant", "copy_input")]
     degs.append(plain + " MGK_LOCAL_ONLY=1")
     turn = len(selected) - 1
     for i, s in enumerate(p["sizes"]):
-        (large if s == "large" else jobs).append(
-            f"incorrect {name} {ws[(i + turn) % len(ws)]} {s} {degs[(i + turn) % len(degs)]}")
-for f, lines in (("jobs.txt", jobs), ("jobs-large.txt", large), ("selected.txt", selected)):
-    open(os.path.join(out, f), "w").write("".join(l + "\n" for l in lines))
+        if s == "large" and not has_large:
+            continue
+        stages[5 if s == "large" else 2].append(f"incorrect {name} {ws[(i + turn) % len(ws)]} {s} {degs[(i + turn) % len(degs)]}")
+    if with_reference:
+        stages[3].append(f"correct {name} 1 tiny,pkb,odd reference")
+for n, lines in stages.items():
+    open(os.path.join(out, f"jobs{n}.txt"), "w").write("".join(l + "\n" for l in lines))
+open(os.path.join(out, "selected.txt"), "w").write("".join(n + "\n" for n in selected))
 PY
-jobs="$out/jobs.txt" large="$out/jobs-large.txt"
+
+if [ "${REFERENCE_W1:-0}" = 1 ]; then
+  rm -rf "$w1" && mkdir -p "$w1"
+  for f in "$root"/*; do [ "$(basename "$f")" != problems ] && ln -s "$f" "$w1/"; done
+  cp -r "$root/problems" "$w1/problems"
+  while read -r name; do
+    sed -i -E 's/("world_size": *\{ *"min": *)[0-9]+/\11/' "$w1/problems/$name/problem.json"
+  done < "$out/selected.txt"
+fi
 
 # run_one EXPECT NAME WORLD PRESETS KERNEL [DEFINE]: one evaluation, one line.
 run_one() {
   local expect="$1" name="$2" world="$3" sizes="$4" kernel="$5" define="${6:-}"
-  local gpus="0$(printf ',0%.0s' $(seq 2 "$world"))" label
+  local gpus="0$(printf ',0%.0s' $(seq 2 "$world"))" label args root_for=()
   label="$(basename "$kernel" .cu)${define:+ -D$define}"
   local log="$out/logs/${name//\//_}.W$world.$sizes.$(basename "$kernel" .cu)${define:+.local}.json"
-  local args=(eval "$name" "$kernel" --gpus "$gpus" --size "$sizes" --json --no-store --timeout 300)
-  if [ "$expect" = correct ]; then args+=(--trials 2 --back-to-back 4); else args+=(--trials 1 --back-to-back 0); fi
+  if [ "$kernel" = reference ]; then
+    args=(eval "$name" --reference --world 1 --no-time --trials 1 --back-to-back 2)
+    root_for=(env MGK_ROOT="$w1")
+  else
+    args=(eval "$name" "$kernel" --gpus "$gpus")
+    if [ "$expect" = correct ]; then args+=(--trials 2 --back-to-back 4); else args+=(--trials 1 --back-to-back 0); fi
+  fi
+  args+=(--size "$sizes" --json --no-store --timeout 300)
   [ -n "$define" ] && args+=(-D "$define")
   local start=$SECONDS
-  "$mgk" "${args[@]}" > "$log" 2> "${log%.json}.err"
+  "${root_for[@]}" "$mgk" "${args[@]}" > "$log" 2> "${log%.json}.err"
   python3 - "$log" "$expect" "$name W=$world $sizes $label" "$((SECONDS - start))" <<'PY'
 import json, sys
 log, expect, what, secs = sys.argv[1:]
@@ -78,6 +104,8 @@ try:
     verdict, failure = r.get("verdict", "?"), ""
     for s in r.get("sizes", []):
         failure = failure or s.get("failure", "")
+    if verdict != "correct" and not failure:
+        failure = r.get("message", "")
 except ValueError:
     err = open(log[: -len(".json")] + ".err").read().strip().splitlines()
     verdict, failure = "no result", err[-1] if err else "mgk printed nothing"
@@ -86,39 +114,12 @@ print(f"{'ok  ' if ok else 'BAD '} {what}: {verdict}{' (' + failure[:110] + ')' 
 PY
 }
 export -f run_one
-export out mgk
 
-xargs -a "$jobs" -L 1 -P "${JOBS:-4}" bash -c 'run_one "$@"' _ | tee "$out/verdicts.txt"
-xargs -a "$large" -L 1 -P 1 bash -c 'run_one "$@"' _ | tee -a "$out/verdicts.txt"
-
-if [ "${REFERENCE_W1:-0}" = 1 ]; then
-  # The references against their oracles need NCCL, which will not start with ranks sharing
-  # a GPU; with one rank it does. A spec copy that allows W = 1, the rest of the tree linked.
-  w1="$out/w1-root"
-  rm -rf "$w1" && mkdir -p "$w1"
-  for f in "$root"/*; do [ "$(basename "$f")" != problems ] && ln -s "$f" "$w1/"; done
-  cp -r "$root/problems" "$w1/problems"
-  while read -r name; do
-    sed -i -E 's/("world_size": *\{ *"min": *)[0-9]+/\11/' "$w1/problems/$name/problem.json"
-    echo "reference W=1 $name"
-  done < "$out/selected.txt" > "$out/jobs-w1.txt"
-  ref_one() {
-    local name="$3" log="$out/logs/${3//\//_}.reference.W1.json" start=$SECONDS
-    MGK_ROOT="$out/w1-root" "$mgk" eval "$name" --reference --world 1 --size tiny,pkb,odd --no-time --no-store \
-      --trials 1 --back-to-back 2 --json > "$log" 2> "${log%.json}.err"
-    python3 - "$log" "$name" "$((SECONDS - start))" <<'PY'
-import json, sys
-try:
-    r = json.load(open(sys.argv[1])); v = r.get("verdict", "?"); m = r.get("message", "")
-except ValueError:
-    err = open(sys.argv[1][: -len(".json")] + ".err").read().strip().splitlines()
-    v, m = "no result", err[-1] if err else "mgk printed nothing"
-print(f"{'ok  ' if v == 'correct' else 'BAD '} {sys.argv[2]} reference W=1 tiny,pkb,odd: {v} ({m[:120]}) in {sys.argv[3]} s", flush=True)
-PY
-  }
-  export -f ref_one
-  xargs -a "$out/jobs-w1.txt" -L 1 -P "${JOBS:-4}" bash -c 'ref_one "$@"' _ | tee -a "$out/verdicts.txt"
-fi
+: > "$out/verdicts.txt"
+for n in 1 2 3 4 5; do
+  [ "$n" = 5 ] && parallel="${LARGE_JOBS:-2}" || parallel="${JOBS:-4}"
+  xargs -a "$out/jobs$n.txt" -L 1 -P "$parallel" bash -c 'run_one "$@"' _ | tee -a "$out/verdicts.txt"
+done
 
 good=$(grep -c '^ok ' "$out/verdicts.txt")
 bad=$(grep -c '^BAD ' "$out/verdicts.txt")
