@@ -101,6 +101,10 @@ TEST(Suite, PkbPresetsHaveParallelKernelBenchsDims) {
       {"tp/combined_sharded_gemms", {{"MR", 1024}, {"ML", 128}, {"H", 256}, {"HL", 32}, {"F", 512}}},
       {"tp/gemm_reducescatter", {{"M", 1024}, {"ML", 128}, {"K", 512}, {"KL", 64}, {"N", 1024}}},
       {"tp/rope_allgather", {{"B", 16}, {"SL", 2}, {"S", 16}, {"NH", 8}, {"D", 64}}},
+      {"losses/load_balancing_loss_fn", {{"M", 1024}, {"E", 8}, {"K", 2}}},
+      {"dp/quantized_grad_allreduce", {{"N", 1048576}, {"B", 128}}},
+      {"norms/reducescatter_fused_rmsnorm", {{"M", 1024}, {"H", 128}, {"ROWS", 128}}},
+      {"tp/gemv_decode", {{"T", 1}, {"H", 1024}, {"VL", 1024}, {"V", 8192}}},
   };
   for (const auto& w : wants) {
     SCOPED_TRACE(w.problem);
