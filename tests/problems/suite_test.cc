@@ -105,6 +105,7 @@ TEST(Suite, PkbPresetsHaveParallelKernelBenchsDims) {
       {"dp/quantized_grad_allreduce", {{"N", 1048576}, {"B", 128}}},
       {"norms/reducescatter_fused_rmsnorm", {{"M", 1024}, {"H", 128}, {"ROWS", 128}}},
       {"tp/gemv_decode", {{"T", 1}, {"H", 1024}, {"VL", 1024}, {"V", 8192}}},
+      {"losses/importance_sampling_loss", {{"M", 1024}, {"N", 1024}, {"V", 32000}}},
   };
   for (const auto& w : wants) {
     SCOPED_TRACE(w.problem);
