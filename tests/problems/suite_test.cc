@@ -107,6 +107,11 @@ TEST(Suite, PkbPresetsHaveParallelKernelBenchsDims) {
       {"dp/fused_adam_grad_unshard_allgather", {{"P", 4096}}},
       {"dp/fsdp_step_e2e", {{"NL", 128}, {"DI", 256}, {"H", 512}, {"DO", 256}, {"NUMEL", 262912}, {"P", 32864}}},
       {"dp/fsdp_and_tp", {{"NTP", 2}, {"NF", 4}, {"BL", 512}, {"D", 256}, {"DS", 64}, {"DFF", 1024}, {"FL", 512}}},
+      {"losses/load_balancing_loss_fn", {{"M", 1024}, {"E", 8}, {"K", 2}}},
+      {"dp/quantized_grad_allreduce", {{"N", 1048576}, {"B", 128}}},
+      {"norms/reducescatter_fused_rmsnorm", {{"M", 1024}, {"H", 128}, {"ROWS", 128}}},
+      {"tp/gemv_decode", {{"T", 1}, {"H", 1024}, {"VL", 1024}, {"V", 8192}}},
+      {"losses/importance_sampling_loss", {{"M", 1024}, {"N", 1024}, {"V", 32000}}},
   };
   for (const auto& w : wants) {
     SCOPED_TRACE(w.problem);

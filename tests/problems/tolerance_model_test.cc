@@ -7,6 +7,7 @@
 // round-to-nearest-even, fp64 for the exact values.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -229,6 +230,111 @@ TEST(ToleranceModel, TheMlpChainPassesWithTheReferencesRoundingsAndFewerAndRejec
   EXPECT_EQ(misses(run(1, nullptr, nullptr), exact, scale, 2), 0);
   EXPECT_GT(misses(zeros, exact, scale, 2), rows * h_dim / 2);
   EXPECT_GT(misses(run(2, nullptr, nullptr), exact, scale, 2), rows * h_dim / 2);
+}
+
+// grad_acc_loss: loss_sum = sum_s bf16(loss_s bf16(local_s)), every order of NCCL's bf16
+// ring and an fp32 sum rounded once within (W + 2) u sum |t_s| of the exact sum, in every
+// trial; a rank's own term alone (no all-reduce) passes on every rank in no trial.
+TEST(ToleranceModel, GradAccLossSumPassesInEveryRingOrderAndRejectsOneRanksTerm) {
+  std::mt19937 g(2323);
+  std::normal_distribution<float> normal(0, 1);
+  std::uniform_int_distribution<int64_t> count(1, (int64_t(1) << 21) - 1);
+  for (int w : {2, 3, 4, 8}) {
+    SCOPED_TRACE("W=" + std::to_string(w));
+    int local_only_passes = 0;
+    for (int trial = 0; trial < 2000; ++trial) {
+      std::vector<float> t(w), t32(w);
+      double exact = 0, mag = 0;
+      for (int s = 0; s < w; ++s) {
+        const float loss = bf16(normal(g));
+        const int64_t n = count(g);
+        t[s] = bf16(loss * bf16(float(n))), t32[s] = loss * float(n);
+        exact += double(loss) * double(n), mag += std::fabs(double(loss) * double(n));
+      }
+      const double bound = (w + 2) * kU * mag;
+      for (int first = 0; first < w; ++first)
+        for (int step : {1, -1}) {
+          float acc = t[first];
+          for (int h = 1; h < w; ++h) acc = bf16(acc + t[((first + h * step) % w + w) % w]);
+          EXPECT_LE(std::fabs(acc - exact), bound) << "trial " << trial;
+        }
+      float fused = 0;
+      for (float v : t32) fused += v;
+      EXPECT_LE(std::fabs(bf16(fused) - exact), bound) << "trial " << trial;
+      bool all_pass = true;
+      for (int s = 0; s < w; ++s) all_pass &= std::fabs(t[s] - exact) <= bound;
+      local_only_passes += all_pass;
+    }
+    EXPECT_EQ(local_only_passes, 0);
+  }
+}
+
+// load_balancing_loss_fn: the reference's roundings (bf16 p, bf16 P_e, ties to the lower
+// index), fp32 throughout, and ties to the higher index all within 3 u32 S (S in units of
+// u32 = 2^-24: 2^16 (|L| (1 + fp32(M)) + T / u), T the ties' allowance); L_r / W (no
+// all-reduce) fails.
+TEST(ToleranceModel, LoadBalancingLossPassesWithBf16OrFp32AndEitherTieAndRejectsTheUnreducedLoss) {
+  constexpr int kE = 8, kM = 1024;
+  for (int w : {2, 4, 8}) {
+    SCOPED_TRACE("W=" + std::to_string(w));
+    std::mt19937 g(24 + w);
+    std::normal_distribution<float> normal(0, 1);
+    double exact = 0, ties = 0;
+    std::vector<double> variant(3, 0), own(w);
+    for (int r = 0; r < w; ++r) {
+      std::vector<double> psum(kE, 0), picks(kE, 0);
+      std::vector<std::vector<double>> vpsum(3, std::vector<double>(kE, 0)), vpicks(3, std::vector<double>(kE, 0));
+      int ambiguous = 0;
+      for (int t = 0; t < kM; ++t) {
+        float x[kE], top = -INFINITY, sum = 0;
+        double p[kE], dtop = -INFINITY, dsum = 0;
+        for (int e = 0; e < kE; ++e) x[e] = bf16(normal(g)), top = std::fmax(top, x[e]), dtop = std::fmax(dtop, x[e]);
+        for (int e = 0; e < kE; ++e) p[e] = std::exp(double(x[e]) - dtop), dsum += p[e];
+        float p32[kE];
+        for (int e = 0; e < kE; ++e) p32[e] = std::exp(x[e] - top), sum += p32[e];
+        for (int e = 0; e < kE; ++e) p[e] /= dsum, p32[e] /= sum;
+        // The exact picks and the 2nd-3rd gap.
+        std::vector<int> order(kE);
+        for (int e = 0; e < kE; ++e) order[e] = e;
+        std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return p[a] > p[b]; });
+        for (int e = 0; e < kE; ++e) psum[e] += p[e];
+        picks[order[0]] += 1, picks[order[1]] += 1;
+        ambiguous += p[order[1]] - p[order[2]] <= 0x1p-6 * p[order[1]];
+        // Variants: 0 bf16 p, lower index on ties; 1 bf16 p, higher index; 2 fp32 p.
+        for (int v = 0; v < 3; ++v) {
+          float q[kE];
+          for (int e = 0; e < kE; ++e) q[e] = v == 2 ? p32[e] : bf16(p32[e]);
+          unsigned taken = 0;
+          for (int k = 0; k < 2; ++k) {
+            int best = -1;
+            for (int e = 0; e < kE; ++e)
+              if (!(taken >> e & 1) && (best < 0 || q[e] > q[best] || (v == 1 && q[e] == q[best]))) best = e;
+            taken |= 1u << best;
+          }
+          for (int e = 0; e < kE; ++e) vpsum[v][e] += q[e], vpicks[v][e] += taken >> e & 1;
+        }
+      }
+      double lr = 0, pmax = 0, pmin = 1;
+      for (int e = 0; e < kE; ++e) {
+        const double P = psum[e] / kM;
+        lr += picks[e] / kM * P, pmax = std::fmax(pmax, P), pmin = std::fmin(pmin, P);
+      }
+      exact += kE * lr / w, ties += ambiguous * kE * (pmax - pmin) / kM / w;
+      for (int v = 0; v < 3; ++v) {
+        float l = 0;
+        for (int e = 0; e < kE; ++e) {
+          const float P = float(vpsum[v][e] / kM);
+          l += float(vpicks[v][e] / kM) * (v == 2 ? P : bf16(P));
+        }
+        variant[v] += kE * l / w;
+        if (v == 0) own[r] = kE * l / w;
+      }
+    }
+    const double allowed = 3 * std::ldexp(1.0, -24) * 0x1p16 * (std::fabs(exact) * (1 + fp32_accumulation(kM)) + ties / kU);
+    for (int v = 0; v < 3; ++v) EXPECT_LE(std::fabs(variant[v] - exact), allowed) << "variant " << v;
+    for (int r = 0; r < w; ++r) EXPECT_GT(std::fabs(own[r] - exact), allowed) << "rank " << r;
+    EXPECT_GT(std::fabs(1.0 - exact), allowed);  // the constant degenerate
+  }
 }
 
 }  // namespace
