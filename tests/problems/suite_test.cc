@@ -101,6 +101,9 @@ TEST(Suite, PkbPresetsHaveParallelKernelBenchsDims) {
       {"tp/combined_sharded_gemms", {{"MR", 1024}, {"ML", 128}, {"H", 256}, {"HL", 32}, {"F", 512}}},
       {"tp/gemm_reducescatter", {{"M", 1024}, {"ML", 128}, {"K", 512}, {"KL", 64}, {"N", 1024}}},
       {"tp/rope_allgather", {{"B", 16}, {"SL", 2}, {"S", 16}, {"NH", 8}, {"D", 64}}},
+      {"quant/blocked_fp8_quantize", {{"M", 1024}, {"N", 1024}, {"NB", 8}}},
+      {"quant/blocked_fp8_dequantize", {{"M", 1024}, {"N", 1024}, {"NBLK", 8192}}},
+      {"dp/clip_grad_norm_no_ep", {{"M", 1024}, {"N", 1024}}},
   };
   for (const auto& w : wants) {
     SCOPED_TRACE(w.problem);

@@ -4,6 +4,7 @@
 // the norm exceeds max_norm. PyTorch's host-side `if` becomes a device-side test: no sync.
 #include <cub/cub.cuh>
 
+#include "mgk/oracle_gemm.cuh"  // oracle::for_each, oracle::Scratch
 #include "mgk/reference.h"
 
 namespace {

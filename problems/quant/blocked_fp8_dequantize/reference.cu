@@ -3,6 +3,7 @@
 #include <cuda_fp8.h>
 
 #include "mgk/fp8.cuh"
+#include "mgk/oracle_gemm.cuh"  // oracle::for_each, oracle::Scratch
 #include "mgk/reference.h"
 
 namespace {
