@@ -108,13 +108,18 @@ class CandidateProcess : public mgk::sandbox::SolutionHost {
       input_sets_.emplace_back();
       for (const auto& t : set) input_sets_.back().push_back(tensor(t));
     }
-    outputs_.clear();
-    outputs_io_.clear();
-    for (size_t o = 0; o < m.outputs.size(); ++o) {
-      outputs_.push_back(tensor(m.outputs[o]));
-      outputs_io_.push_back({outputs_.back().data, buffer(m.snapshots.at(o)).local(),
-                             size_t(m.outputs[o].plan.numel) * mgk::dtype_size(m.outputs[o].plan.dtype)});
-    }
+    // Per input set: an output in place of an input is that input's buffer of the set.
+    outputs_.assign(input_sets_.size(), {});
+    outputs_io_.assign(input_sets_.size(), {});
+    for (size_t set = 0; set < m.input_sets.size(); ++set)
+      for (size_t o = 0; o < m.outputs.size(); ++o) {
+        cand::TensorRef ref = m.outputs[o];
+        if (ref.plan.in_place_of >= 0) ref.buffer = m.input_sets[set].at(size_t(ref.plan.in_place_of)).buffer;
+        outputs_[set].push_back(tensor(ref));
+        outputs_io_[set].push_back({outputs_[set].back().data, buffer(m.snapshots.at(o)).local(),
+                                    size_t(ref.plan.numel) * mgk::dtype_size(ref.plan.dtype)});
+      }
+    if (outputs_.empty()) throw std::runtime_error("setup without input sets");
     site_ = std::make_unique<mgk::sandbox::CallSite>(rank_, world_, buffer(m.flags).device_peers(), l2_bytes_);
     mgk::sandbox::SetupArgs a;
     a.rank = m.rank;
@@ -126,7 +131,7 @@ class CandidateProcess : public mgk::sandbox::SolutionHost {
       a.dim_values.push_back(d.value);
     }
     for (auto t : input_sets_.at(0)) a.inputs.push_back(descriptor(t));
-    for (auto t : outputs_) a.outputs.push_back(descriptor(t));
+    for (auto t : outputs_.at(0)) a.outputs.push_back(descriptor(t));
     a.host = this;
     solution_->setup(std::move(a));
     return true;
@@ -134,9 +139,10 @@ class CandidateProcess : public mgk::sandbox::SolutionHost {
   bool on(const cand::Call& m, const Fds&, wire::Reply& r) {
     if (!site_) throw std::runtime_error("call before setup");
     const auto& in = input_sets_.at(size_t(m.set));
+    auto& out = outputs_.at(size_t(m.set));
     r.times_us.push_back(site_->call(
-        [&](cudaStream_t s) { solution_->run(in.data(), int(in.size()), outputs_.data(), int(outputs_.size()), s); },
-        outputs_io_, m.aligned, "candidate"));
+        [&](cudaStream_t s) { solution_->run(in.data(), int(in.size()), out.data(), int(out.size()), s); },
+        outputs_io_.at(size_t(m.set)), m.aligned, "candidate"));
     return true;
   }
   bool on(const cand::Teardown&, const Fds&, wire::Reply&) {
@@ -189,8 +195,8 @@ class CandidateProcess : public mgk::sandbox::SolutionHost {
   std::vector<Mapping> scratch_;  // the candidate's own symmetric buffers
   std::vector<std::unique_ptr<std::string>> names_;
   std::vector<std::vector<mgk_tensor>> input_sets_;
-  std::vector<mgk_tensor> outputs_;
-  std::vector<mgk::sandbox::OutputBuffers> outputs_io_;
+  std::vector<std::vector<mgk_tensor>> outputs_;                   // [set][output]
+  std::vector<std::vector<mgk::sandbox::OutputBuffers>> outputs_io_;  // [set][output]
   std::unique_ptr<mgk::sandbox::CallSite> site_;
 };
 

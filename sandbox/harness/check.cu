@@ -18,6 +18,7 @@ __device__ double load_as_double(const void* p, mgk_dtype t, int64_t i) {
     case MGK_I32: return double(static_cast<const int32_t*>(p)[i]);
     case MGK_I64: return double(static_cast<const int64_t*>(p)[i]);
     case MGK_U8: return double(static_cast<const uint8_t*>(p)[i]);
+    case MGK_E4M3: case MGK_E5M2: return mgk::fp8_to_double(t, static_cast<const uint8_t*>(p)[i]);
   }
   return 0;
 }
@@ -129,6 +130,7 @@ CheckOutcome check_output(const void* got, mgk_dtype dtype, int64_t numel, const
     case MGK_I32: { int32_t v; memcpy(&v, gbuf, 4); gv = v; break; }
     case MGK_I64: { int64_t v; memcpy(&v, gbuf, 8); gv = double(v); break; }
     case MGK_U8: gv = gbuf[0]; break;
+    case MGK_E4M3: case MGK_E5M2: gv = mgk::fp8_to_double(dtype, gbuf[0]); break;
   }
   o.got = gv;
   o.expected = ev;

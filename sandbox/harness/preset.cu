@@ -95,11 +95,19 @@ Preset::Preset(const wire::PresetPlan& plan, const RankInfo& info, BufferPool& p
       input_buffers_[s].push_back(make(p));
       inputs_[s].push_back(to_tensor(p, input_buffers_[s].back()));
     }
+  updated_.assign(in_plans_.size(), false);
+  outputs_.resize(kInputSets);
+  output_io_.resize(kInputSets);
   for (const auto& p : out_plans_) {
-    output_buffers_.push_back(make(p));
-    outputs_.push_back(to_tensor(p, output_buffers_.back()));
+    if (p.in_place_of >= int(in_plans_.size())) throw std::runtime_error("output '" + p.name + "' in place of no input");
+    const bool in_place = p.in_place_of >= 0;
+    if (in_place) updated_[p.in_place_of] = true;
+    output_buffers_.push_back(in_place ? nullptr : make(p));
     snapshot_buffers_.push_back(&pool.private_buffer(std::max<size_t>(tensor_bytes(p), 16)));
-    output_io_.push_back({outputs_.back().data, snapshot_buffers_.back()->mapping.local(), tensor_bytes(p)});
+    for (int s = 0; s < kInputSets; ++s) {
+      outputs_[s].push_back(to_tensor(p, in_place ? input_buffers_[s][p.in_place_of] : output_buffers_.back()));
+      output_io_[s].push_back({outputs_[s].back().data, snapshot_buffers_.back()->mapping.local(), tensor_bytes(p)});
+    }
     size_t n = size_t(std::max<int64_t>(p.numel, 1));
     void* exp = nullptr;
     float* scale = nullptr;
@@ -141,8 +149,11 @@ Preset::Preset(const wire::PresetPlan& plan, const RankInfo& info, BufferPool& p
     s.input_sets.resize(kInputSets);
     for (int set = 0; set < kInputSets; ++set)
       for (size_t t = 0; t < in_plans_.size(); ++t) s.input_sets[set].push_back({in_plans_[t], c.share(*input_buffers_[set][t])});
+    // An in-place output names its input's buffer of set 0; the candidate process takes
+    // each set's own from the plan's in_place_of.
     for (size_t o = 0; o < out_plans_.size(); ++o) {
-      s.outputs.push_back({out_plans_[o], c.share(*output_buffers_[o])});
+      const int j = out_plans_[o].in_place_of;
+      s.outputs.push_back({out_plans_[o], c.share(j >= 0 ? *input_buffers_[0][j] : *output_buffers_[o])});
       s.snapshots.push_back(c.share(*snapshot_buffers_[o]));
     }
     s.flags = c.share(*candidate_flags_);
@@ -202,10 +213,13 @@ void Preset::stage(int set, uint64_t seed, bool poison) {
   auto gens = gens_for(seed);
   for (size_t t = 0; t < in_plans_.size(); ++t)
     fill_input(gens[t], info_.rank, inputs_[set][t].data, in_plans_[t].numel, stream_);
-  // 0xFF bytes are NaN in every float dtype and -1 in every integer dtype.
+  // 0xFF bytes are NaN in every float dtype (fp8 included) and -1 in every integer dtype.
+  // An in-place output holds its input's fresh values instead: a call that leaves it alone
+  // is judged on those.
   if (poison)
-    for (size_t o = 0; o < outputs_.size(); ++o)
-      ck(cudaMemsetAsync(outputs_[o].data, 0xFF, tensor_bytes(out_plans_[o]), stream_), "poison outputs");
+    for (size_t o = 0; o < out_plans_.size(); ++o)
+      if (out_plans_[o].in_place_of < 0)
+        ck(cudaMemsetAsync(outputs_[set][o].data, 0xFF, tensor_bytes(out_plans_[o]), stream_), "poison outputs");
   ck(cudaStreamSynchronize(stream_), "stage inputs");
 }
 
@@ -223,9 +237,10 @@ std::vector<unsigned long long> Preset::hash_inputs(int set) {
 
 double Preset::call(Who who, int set, bool aligned) {
   const auto& in = inputs_[set];
+  auto& out = outputs_[set];
   auto local = [&](sandbox::Solution& s, const char* role) {
-    return site_->call([&](cudaStream_t st) { s.run(in.data(), int(in.size()), outputs_.data(), int(outputs_.size()), st); },
-                       output_io_, aligned, role);
+    return site_->call([&](cudaStream_t st) { s.run(in.data(), int(in.size()), out.data(), int(out.size()), st); },
+                       output_io_[set], aligned, role);
   };
   if (who == Who::kReference) return local(reference_, "reference");
   if (candidate_.local) return local(*candidate_.local, "candidate");
@@ -234,7 +249,7 @@ double Preset::call(Who who, int set, bool aligned) {
 }
 
 std::optional<wire::Mismatch> Preset::compare(const std::vector<void*>& got) {
-  for (size_t o = 0; o < outputs_.size(); ++o) {
+  for (size_t o = 0; o < out_plans_.size(); ++o) {
     const auto& p = out_plans_[o];
     CheckOutcome c = check_output(got[o], p.dtype, p.numel, expected_[o], scales_[o], p.check, stream_);
     if (c.failures == 0) continue;
@@ -257,7 +272,7 @@ wire::Verdict Preset::judge(int set, uint64_t seed, const std::vector<unsigned l
   if (before) {
     auto after = hash_inputs(set);
     for (size_t t = 0; t < in_plans_.size(); ++t)
-      if ((*before)[t] != after[t])
+      if (!updated_[t] && (*before)[t] != after[t])
         return {false, wire::FailureKind::kModifiedInput,
                 "modified its input '" + in_plans_[t].name + "' on rank " + std::to_string(info_.rank) +
                     " (inputs must stay unchanged)",
@@ -265,12 +280,17 @@ wire::Verdict Preset::judge(int set, uint64_t seed, const std::vector<unsigned l
   }
   // The oracle runs after the call has finished, here, and its results are wiped right
   // after the comparison: the candidate's process never maps this memory.
+  // The oracle regenerates inputs from `gens`; an input updated in place holds the call's
+  // result by now, so the oracle is not even shown its buffer.
   auto gens = gens_for(seed);
-  std::vector<mgk_tensor> out_shapes = outputs_;
+  std::vector<mgk_tensor> out_shapes = outputs_[set];
   for (auto& t : out_shapes) t.data = nullptr, t.peers = nullptr, t.host_peers = nullptr;
+  std::vector<mgk_tensor> in_views = inputs_[set];
+  for (size_t t = 0; t < in_views.size(); ++t)
+    if (updated_[t]) in_views[t].data = nullptr, in_views[t].peers = nullptr, in_views[t].host_peers = nullptr;
   mgk_oracle_args args{};
-  args.inputs = inputs_[set].data();
-  args.n_in = int(inputs_[set].size());
+  args.inputs = in_views.data();
+  args.n_in = int(in_views.size());
   args.gens = gens.data();
   args.outputs = out_shapes.data();
   args.n_out = int(out_shapes.size());
@@ -288,7 +308,7 @@ wire::Verdict Preset::judge(int set, uint64_t seed, const std::vector<unsigned l
   wire::Verdict v;
   std::vector<void*> snapshots, live;
   for (auto* b : snapshot_buffers_) snapshots.push_back(b->mapping.local());
-  for (auto& t : outputs_) live.push_back(t.data);
+  for (auto& t : outputs_[set]) live.push_back(t.data);
   auto snap = compare(snapshots);
   auto final_state = compare(live);
   if (final_state) {
@@ -299,7 +319,7 @@ wire::Verdict Preset::judge(int set, uint64_t seed, const std::vector<unsigned l
          "work on another stream (or a peer still writing) was not joined back before returning",
          snap};
   }
-  for (size_t o = 0; o < outputs_.size(); ++o) {
+  for (size_t o = 0; o < out_plans_.size(); ++o) {
     size_t n = size_t(std::max<int64_t>(out_plans_[o].numel, 1));
     ck(cudaMemsetAsync(expected_[o], 0, n * 8, stream_), "wipe oracle");
     if (scales_[o]) ck(cudaMemsetAsync(scales_[o], 0, n * 4, stream_), "wipe scale");

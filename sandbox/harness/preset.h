@@ -94,10 +94,13 @@ class Preset {
   std::vector<wire::TensorPlan> in_plans_, out_plans_;
   std::vector<wire::Dim> dims_;
   std::vector<std::vector<const SharedBuffer*>> input_buffers_;  // [set][tensor]
-  std::vector<const SharedBuffer*> output_buffers_, snapshot_buffers_;
+  std::vector<const SharedBuffer*> output_buffers_, snapshot_buffers_;  // output_buffers_: NULL in place
   std::vector<std::vector<mgk_tensor>> inputs_;  // [set][tensor], as this process sees them
-  std::vector<mgk_tensor> outputs_;
-  std::vector<sandbox::OutputBuffers> output_io_;
+  // [set][output]: the same buffer in both sets, except an output in place of an input,
+  // which is that input's buffer of the set.
+  std::vector<std::vector<mgk_tensor>> outputs_;
+  std::vector<std::vector<sandbox::OutputBuffers>> output_io_;
+  std::vector<bool> updated_;  // [input]: some output updates it in place
   std::vector<void*> owned_;  // cudaMalloc'd buffers only this process sees
   std::vector<void*> expected_;
   std::vector<float*> scales_;

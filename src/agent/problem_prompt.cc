@@ -42,7 +42,10 @@ std::string tensor_rows(const std::vector<problems::TensorSpec>& tensors, const 
     for (const auto& e : t.shape) shape += (shape.empty() ? "" : ", ") + e;
     out += "| " + kind + " | `" + t.name + "` | " + (t.dtype == "T" ? dtype : t.dtype) + " | [" +
            shape + "] | " + (t.symmetric ? "yes" : "no") + " | " +
-           (kind == "input" ? init_text(t.init) : std::string("-")) + " | " + t.description + " |\n";
+           (kind == "input"           ? init_text(t.init)
+            : t.in_place_of.empty() ? std::string("-")
+                                    : "in place: the buffer of input `" + t.in_place_of + "`, updated") +
+           " | " + t.description + " |\n";
   }
   return out;
 }

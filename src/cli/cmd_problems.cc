@@ -47,11 +47,13 @@ std::vector<int> shown_ranks(int world) {
 }
 
 nlohmann::json tensor_json(const problems::ResolvedTensor& t) {
-  return {{"name", t.name},
-          {"dtype", problems::to_string(t.dtype)},
-          {"shape", t.shape},
-          {"bytes", t.numel * problems::dtype_bytes(t.dtype)},
-          {"symmetric", t.symmetric}};
+  nlohmann::json j = {{"name", t.name},
+                      {"dtype", problems::to_string(t.dtype)},
+                      {"shape", t.shape},
+                      {"bytes", t.numel * problems::dtype_bytes(t.dtype)},
+                      {"symmetric", t.symmetric}};
+  if (t.spec && !t.spec->in_place_of.empty()) j["in_place_of"] = t.spec->in_place_of;
+  return j;
 }
 
 void show_json(const problems::Spec& s, const ProblemsArgs& a) {
@@ -116,7 +118,8 @@ void show(const ProblemsArgs& a) {
           std::cout << " " << t.name << "[";
           for (size_t d = 0; d < t.shape.size(); ++d) std::cout << (d ? "," : "") << t.shape[d];
           std::cout << "] " << problems::to_string(t.dtype) << " " << human_bytes(double(t.numel) * problems::dtype_bytes(t.dtype))
-                    << (t.symmetric ? " sym" : "") << ";";
+                    << (t.symmetric ? " sym" : "")
+                    << (t.spec && !t.spec->in_place_of.empty() ? " (in place of " + t.spec->in_place_of + ")" : "") << ";";
         }
       std::cout << " cost: " << r.cost.flops << " flop, HBM " << human_bytes(r.cost.hbm_bytes) << ", link "
                 << human_bytes(r.cost.link_bytes) << "\n";

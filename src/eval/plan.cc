@@ -19,6 +19,7 @@ wire::TensorPlan tensor_plan(const problems::ResolvedTensor& t, bool output, con
   p.numel = t.numel;
   p.symmetric = t.symmetric;
   p.alloc_bytes = uint64_t(t.symmetric ? t.max_bytes_over_ranks : t.numel * problems::dtype_bytes(t.dtype));
+  p.in_place_of = t.in_place_of;
   if (!output) {
     const auto& init = t.spec->init;
     p.init.dist = init.dist == "uniform" ? wire::Dist::kUniform : init.dist == "randint" ? wire::Dist::kRandint

@@ -107,7 +107,11 @@ Resolved resolve(const Spec& spec, const std::string& size, const std::string& d
   r.dims = size_dims(spec, size, world_size);
   r.dims["R"] = rank;
   for (const auto& t : spec.inputs) r.inputs.push_back(resolve_tensor(spec, t, dt, r.dims, world_size));
-  for (const auto& t : spec.outputs) r.outputs.push_back(resolve_tensor(spec, t, dt, r.dims, world_size));
+  for (const auto& t : spec.outputs) {
+    r.outputs.push_back(resolve_tensor(spec, t, dt, r.dims, world_size));
+    for (size_t i = 0; i < spec.inputs.size(); ++i)
+      if (!t.in_place_of.empty() && spec.inputs[i].name == t.in_place_of) r.outputs.back().in_place_of = int(i);
+  }
   expr::Vars cv = r.dims;
   cv["ELT"] = dtype_bytes(r.dtype);  // bytes per element of the problem's dtype
   with_context("in " + spec.name + " cost model", [&] {

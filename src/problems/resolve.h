@@ -15,6 +15,7 @@ struct ResolvedTensor {
   long long numel = 0;
   bool symmetric = false;
   long long max_bytes_over_ranks = 0;  // symmetric allocations are this size on every rank
+  int in_place_of = -1;                // outputs: index of the input it updates in place
   const TensorSpec* spec = nullptr;
 };
 

@@ -1,5 +1,6 @@
 #include "problems/spec.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 
@@ -58,7 +59,14 @@ TensorSpec parse_tensor(const Reader& r, const nlohmann::json& j, const std::str
   if (t.name.empty()) r.fail(field, "missing 'name'");
   std::string f = field + "." + t.name;
   t.dtype = j.value("dtype", "T");
-  if (t.dtype != "T") {
+  if (is_output) t.in_place_of = j.value("in_place_of", "");
+  if (!is_output && j.contains("in_place_of")) r.fail(f + ".in_place_of", "only outputs can be in place of an input");
+  if (!t.in_place_of.empty()) {
+    // The input's buffer: its dtype, shape and placement are the input's (parse_spec
+    // copies them), so stating them again could only contradict it.
+    for (const char* key : {"dtype", "shape", "symmetric"})
+      if (j.contains(key)) r.fail(f + "." + key, std::string("an in-place output has its input's ") + key + "; leave it out");
+  } else if (t.dtype != "T") {
     try {
       dtype_from_string(t.dtype);
     } catch (const UsageError& e) {
@@ -66,9 +74,11 @@ TensorSpec parse_tensor(const Reader& r, const nlohmann::json& j, const std::str
     }
   }
   else if (dtypes.empty()) r.fail(f + ".dtype", "'T' used but the problem lists no 'dtypes'");
-  if (!j.contains("shape") || !j["shape"].is_array()) r.fail(f + ".shape", "expected an array");
-  for (size_t i = 0; i < j["shape"].size(); ++i)
-    t.shape.push_back(expr_string(r, f + ".shape[" + std::to_string(i) + "]", j["shape"][i]));
+  if (t.in_place_of.empty()) {
+    if (!j.contains("shape") || !j["shape"].is_array()) r.fail(f + ".shape", "expected an array");
+    for (size_t i = 0; i < j["shape"].size(); ++i)
+      t.shape.push_back(expr_string(r, f + ".shape[" + std::to_string(i) + "]", j["shape"][i]));
+  }
   if (t.shape.size() > 8) r.fail(f + ".shape", "at most 8 dimensions");
   t.symmetric = j.value("symmetric", false);
   t.description = j.value("description", "");
@@ -108,6 +118,24 @@ TensorSpec parse_tensor(const Reader& r, const nlohmann::json& j, const std::str
     }
   }
   return t;
+}
+
+// An in-place output names an input that exists and no other output updates, and takes
+// its dtype, shape and placement.
+void resolve_in_place(const Reader& r, Spec& s) {
+  std::vector<std::string> taken;
+  for (auto& o : s.outputs) {
+    if (o.in_place_of.empty()) continue;
+    const std::string f = "outputs." + o.name + ".in_place_of";
+    auto in = std::find_if(s.inputs.begin(), s.inputs.end(), [&](const TensorSpec& t) { return t.name == o.in_place_of; });
+    if (in == s.inputs.end()) r.fail(f, "no input named '" + o.in_place_of + "'");
+    if (std::find(taken.begin(), taken.end(), o.in_place_of) != taken.end())
+      r.fail(f, "input '" + o.in_place_of + "' is already updated in place by another output");
+    taken.push_back(o.in_place_of);
+    o.dtype = in->dtype;
+    o.shape = in->shape;
+    o.symmetric = in->symmetric;
+  }
 }
 
 }  // namespace
@@ -161,6 +189,7 @@ Spec parse_spec(const nlohmann::json& j, const std::string& name, const std::fil
     bool out = std::string(key) == "outputs";
     for (const auto& t : j[key]) (out ? s.outputs : s.inputs).push_back(parse_tensor(r, t, key, out, s.dtypes));
   }
+  resolve_in_place(r, s);
   if (j.contains("cost")) {
     const auto& c = j["cost"];
     if (c.contains("flops")) s.cost.flops = expr_string(r, "cost.flops", c["flops"]);

@@ -48,6 +48,14 @@ struct TensorSpec {
   bool symmetric = false;          // allocated in symmetric memory, peers visible
   InputInit init;                  // inputs only
   Tolerance tolerance;             // outputs only
+  // Outputs only: the input this output updates in place ("in_place_of": "grads"). The
+  // output is that input's buffer (same dtype, shape and placement, which it inherits: a
+  // spec that states them differently is refused); the solution gets both descriptors with
+  // the same data pointer, reads the input's values from it and leaves the updated values
+  // there. The harness refills it before every call (each call sees freshly drawn values,
+  // never its own previous output), checks it against the oracle like any output, and skips
+  // the unchanged-input check for that input only.
+  std::string in_place_of;
   std::string description;
 };
 

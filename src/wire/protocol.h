@@ -52,6 +52,7 @@ struct TensorPlan {
   uint64_t alloc_bytes = 0;  // symmetric: the same on every rank (the max over ranks)
   InputInit init;            // inputs
   CheckSpec check;           // outputs
+  int in_place_of = -1;      // outputs: the input (index) whose buffer this output is
 };
 
 struct Dim {

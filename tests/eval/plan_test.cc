@@ -35,5 +35,21 @@ TEST(Plan, AToleranceFactorMayUseThePresetsDims) {
   EXPECT_DOUBLE_EQ(plan_evaluation("collectives/all_reduce", {"small"}, "", 8).sizes[0].ranks[1].outputs[0].check.factor, 9);
 }
 
+// An in-place output reaches the harness as the index of its input (-1: not in place).
+TEST(Plan, InPlaceOutputsCarryTheirInputsIndexOverTheWire) {
+  const auto plan = plan_evaluation("dp/clip_grad_norm_no_ep", {"odd"}, "", 2);
+  const auto& r = plan.sizes[0].ranks[1];
+  ASSERT_EQ(r.outputs.size(), 4u);
+  EXPECT_EQ(r.outputs[0].in_place_of, -1);  // total_norm, a 0-dim scalar
+  EXPECT_TRUE(r.outputs[0].shape.empty());
+  EXPECT_EQ(r.outputs[0].numel, 1);
+  for (int k = 1; k <= 3; ++k) {
+    EXPECT_EQ(r.outputs[k].in_place_of, k - 1);
+    EXPECT_EQ(r.outputs[k].shape, r.inputs[k - 1].shape);
+    EXPECT_EQ(r.outputs[k].dtype, MGK_BF16);
+  }
+  EXPECT_EQ(plan_evaluation("quant/blocked_fp8_quantize", {"tiny"}, "", 2).sizes[0].ranks[0].outputs[0].dtype, MGK_E4M3);
+}
+
 }  // namespace
 }  // namespace mgk::eval

@@ -105,6 +105,79 @@ TEST(Spec, ErrorsNameFileFieldAndFix) {
   expect_error(j, "reserved");
 }
 
+// An output in place of an input is that input's buffer: it takes the input's dtype, shape
+// and placement, and the plan names the input by index for the harness.
+TEST(Spec, InPlaceOutputInheritsItsInputAndResolvesToItsIndex) {
+  nlohmann::json j = minimal();
+  j["inputs"].push_back({{"name", "g"}, {"dtype", "bf16"}, {"shape", {"C", "3"}}});
+  j["outputs"].push_back({{"name", "g_clipped"}, {"in_place_of", "g"}, {"tolerance", {{"kind", "exact"}}}});
+  Spec s = parse_spec(j, "cat/p", "/tmp/p");
+  ASSERT_EQ(s.outputs.size(), 3u);
+  EXPECT_EQ(s.outputs[2].in_place_of, "g");
+  EXPECT_EQ(s.outputs[2].dtype, "bf16");
+  EXPECT_EQ(s.outputs[2].shape, (std::vector<std::string>{"C", "3"}));
+  Resolved r = resolve(s, "small", "f32", 4, 1);
+  EXPECT_EQ(r.outputs[2].in_place_of, 1);
+  EXPECT_EQ(r.outputs[2].shape, (std::vector<long long>{256, 3}));
+  EXPECT_EQ(r.outputs[2].dtype, MGK_BF16);
+  EXPECT_EQ(r.outputs[0].in_place_of, -1);
+}
+
+TEST(Spec, InPlaceOutputErrorsNameTheField) {
+  auto expect_error = [](const nlohmann::json& extra_out, const std::string& part, bool on_input = false) {
+    nlohmann::json j = minimal();
+    j["inputs"].push_back({{"name", "g"}, {"dtype", "bf16"}, {"shape", {"C"}}});
+    if (on_input)
+      j["inputs"][0]["in_place_of"] = "g";
+    else
+      j["outputs"].push_back(extra_out);
+    try {
+      parse_spec(j, "cat/p", "/tmp/p");
+      FAIL() << "expected an error containing: " << part;
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  };
+  expect_error({{"name", "o"}, {"in_place_of", "nope"}}, "outputs.o.in_place_of': no input named 'nope'");
+  expect_error({{"name", "o"}, {"in_place_of", "g"}, {"dtype", "bf16"}}, "outputs.o.dtype': an in-place output has");
+  expect_error({{"name", "o"}, {"in_place_of", "g"}, {"shape", {"C"}}}, "outputs.o.shape'");
+  expect_error({{"name", "o"}, {"in_place_of", "g"}, {"symmetric", true}}, "outputs.o.symmetric'");
+  expect_error({}, "only outputs can be in place", true);
+  nlohmann::json j = minimal();
+  j["inputs"].push_back({{"name", "g"}, {"dtype", "bf16"}, {"shape", {"C"}}});
+  j["outputs"].push_back({{"name", "a"}, {"in_place_of", "g"}});
+  j["outputs"].push_back({{"name", "b"}, {"in_place_of", "g"}});
+  EXPECT_THROW(parse_spec(j, "cat/p", "/tmp/p"), UsageError);
+}
+
+// A 0-dim tensor (shape []) is one element: a loss or a norm.
+TEST(Spec, ZeroDimScalarsResolveToOneElement) {
+  nlohmann::json j = minimal();
+  j["outputs"].push_back({{"name", "norm"}, {"dtype", "f32"}, {"shape", nlohmann::json::array()},
+                          {"tolerance", {{"kind", "rounding"}, {"factor", "4"}}}});
+  j["inputs"].push_back({{"name", "lr"}, {"dtype", "f32"}, {"shape", nlohmann::json::array()}});
+  Spec s = parse_spec(j, "cat/p", "/tmp/p");
+  Resolved r = resolve(s, "small", "", 2, 1);
+  EXPECT_TRUE(r.outputs[2].shape.empty());
+  EXPECT_EQ(r.outputs[2].numel, 1);
+  EXPECT_TRUE(r.inputs[1].shape.empty());
+  EXPECT_EQ(r.inputs[1].numel, 1);
+}
+
+TEST(Spec, Fp8DtypesAreOneByteFloats) {
+  EXPECT_EQ(dtype_from_string("e4m3"), MGK_E4M3);
+  EXPECT_EQ(dtype_from_string("e5m2"), MGK_E5M2);
+  for (DType t : {MGK_E4M3, MGK_E5M2}) {
+    EXPECT_EQ(dtype_bytes(t), 1);
+    EXPECT_TRUE(is_float(t));
+  }
+  EXPECT_EQ(unit_roundoff(MGK_E4M3), 0x1p-4);
+  EXPECT_EQ(unit_roundoff(MGK_E5M2), 0x1p-3);
+  nlohmann::json j = minimal();
+  j["outputs"].push_back({{"name", "q"}, {"dtype", "e4m3"}, {"shape", {"C"}}});
+  EXPECT_EQ(resolve(parse_spec(j, "cat/p", "/tmp/p"), "small", "", 2, 0).outputs[2].numel * 1, 512);
+}
+
 TEST(Spec, ResolveRejectsUnknownSizeDtypeAndWorld) {
   Spec s = parse_spec(minimal(), "cat/p", "/tmp/p");
   EXPECT_THROW(resolve(s, "medium", "", 2, 0), UsageError);

@@ -112,6 +112,9 @@ TEST(Suite, PkbPresetsHaveParallelKernelBenchsDims) {
       {"norms/reducescatter_fused_rmsnorm", {{"M", 1024}, {"H", 128}, {"ROWS", 128}}},
       {"tp/gemv_decode", {{"T", 1}, {"H", 1024}, {"VL", 1024}, {"V", 8192}}},
       {"losses/importance_sampling_loss", {{"M", 1024}, {"N", 1024}, {"V", 32000}}},
+      {"quant/blocked_fp8_quantize", {{"M", 1024}, {"N", 1024}, {"NB", 8}}},
+      {"quant/blocked_fp8_dequantize", {{"M", 1024}, {"N", 1024}, {"NBLK", 8192}}},
+      {"dp/clip_grad_norm_no_ep", {{"M", 1024}, {"N", 1024}}},
   };
   for (const auto& w : wants) {
     SCOPED_TRACE(w.problem);

@@ -11,6 +11,12 @@
 //                                       `stream` when the stream reaches the end of what
 //                                       run() enqueued: work forked to other streams must
 //                                       be joined back (cudaStreamWaitEvent) before return.
+//                                       Inputs are read-only, except where the problem
+//                                       marks an output "in place of" an input: that
+//                                       output's data is the input's buffer (the same
+//                                       pointer, and peers when symmetric), holding the
+//                                       input's values at the call and the updated values
+//                                       after it. Every call gets freshly drawn values.
 //   void mgk_teardown(mgk_ctx* ctx);    once per size preset, after the last run.
 // A reference additionally exports
 //   int  mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* args, cudaStream_t stream);
@@ -21,6 +27,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+// mgk_dtype (mgk/dtype.h): MGK_BF16, MGK_F16, MGK_F32, MGK_F64, MGK_I32, MGK_I64, MGK_U8,
+// MGK_E4M3 (float8_e4m3fn: __nv_fp8_e4m3 of cuda_fp8.h, finite only, max 448) and MGK_E5M2
+// (__nv_fp8_e5m2); fp8 elements are one byte each.
 #include "mgk/dtype.h"
 
 #define MGK_ABI_VERSION 2
@@ -98,7 +107,8 @@ typedef struct mgk_input_gen {
 // the magnitude the rounding error scales with (for a sum: the sum of |terms|); it is NULL
 // for outputs compared exactly.
 typedef struct mgk_oracle_args {
-  const mgk_tensor* inputs;
+  const mgk_tensor* inputs;   // shapes; data is NULL for an input updated in place (its
+                              // buffer holds the call's result): regenerate from gens
   int n_in;
   const mgk_input_gen* gens;  // [n_in]
   const mgk_tensor* outputs;  // shapes only: data is NULL

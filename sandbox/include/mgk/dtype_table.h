@@ -22,6 +22,8 @@ inline constexpr DTypeInfo kDTypes[] = {
     {MGK_BF16, "bf16", 2, true, 0x1p-8},  {MGK_F16, "f16", 2, true, 0x1p-11}, {MGK_F32, "f32", 4, true, 0x1p-24},
     {MGK_F64, "f64", 8, true, 0x1p-53},   {MGK_I32, "i32", 4, false, 0},      {MGK_I64, "i64", 8, false, 0},
     {MGK_U8, "u8", 1, false, 0},
+    // fp8: 3 and 2 mantissa bits, so u = 2^-4 and 2^-3 (for normal values).
+    {MGK_E4M3, "e4m3", 1, true, 0x1p-4}, {MGK_E5M2, "e5m2", 1, true, 0x1p-3},
 };
 
 // nullptr for a value outside the table (a corrupt descriptor).

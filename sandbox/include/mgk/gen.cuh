@@ -4,9 +4,11 @@
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <math.h>
 #include <stdint.h>
 
 #include "mgk/abi.h"
+#include "mgk/fp8.cuh"
 
 namespace mgk {
 
@@ -26,6 +28,7 @@ __host__ __device__ inline double round_to(mgk_dtype t, double v) {
     case MGK_BF16: return double(__bfloat162float(__float2bfloat16_rn(float(v))));
     case MGK_F16: return double(__half2float(__float2half_rn(float(v))));
     case MGK_F32: return double(float(v));
+    case MGK_E4M3: case MGK_E5M2: return fp8_to_double(t, fp8_from_double(t, v));
     case MGK_I32: case MGK_I64: case MGK_U8: return v;  // randint already integral
     default: return v;
   }
@@ -55,8 +58,10 @@ __host__ __device__ inline double gen_value(const mgk_input_gen& g, int rank, in
   return round_to(g.dtype, v);
 }
 
-// Stores v as element i of a `t` array, as the harness stores the inputs it draws.
-__device__ inline void store_value(void* p, mgk_dtype t, int64_t i, double v) {
+// Stores v as element i of a `t` array, as the harness stores the inputs it draws. Host and
+// device, so that a host test can prove store(gen_value) keeps exactly what an oracle
+// regenerates.
+__host__ __device__ inline void store_value(void* p, mgk_dtype t, int64_t i, double v) {
   switch (t) {
     case MGK_BF16: static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16_rn(float(v)); break;
     case MGK_F16: static_cast<__half*>(p)[i] = __float2half_rn(float(v)); break;
@@ -65,6 +70,7 @@ __device__ inline void store_value(void* p, mgk_dtype t, int64_t i, double v) {
     case MGK_I32: static_cast<int32_t*>(p)[i] = int32_t(v); break;
     case MGK_I64: static_cast<int64_t*>(p)[i] = int64_t(v); break;
     case MGK_U8: static_cast<uint8_t*>(p)[i] = uint8_t(v); break;
+    case MGK_E4M3: case MGK_E5M2: static_cast<uint8_t*>(p)[i] = fp8_from_double(t, v); break;
   }
 }
 

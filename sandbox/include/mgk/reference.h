@@ -23,6 +23,8 @@ inline ncclDataType_t nccl_type(mgk_dtype t) {
     case MGK_I32: return ncclInt32;
     case MGK_I64: return ncclInt64;
     case MGK_U8: return ncclUint8;
+    case MGK_E4M3: return ncclFloat8e4m3;  // NCCL 2.24+
+    case MGK_E5M2: return ncclFloat8e5m2;
   }
   return ncclFloat32;
 }

@@ -13,6 +13,8 @@ __global__ void fill_kernel(void* p, mgk_dtype t, int64_t n) {
       case MGK_I32: static_cast<int32_t*>(p)[i] = 1; break;
       case MGK_I64: static_cast<int64_t*>(p)[i] = 1; break;
       case MGK_U8: static_cast<uint8_t*>(p)[i] = 1; break;
+      case MGK_E4M3: static_cast<uint8_t*>(p)[i] = 0x38; break;  // 1.0: exponent 7 (bias 7)
+      case MGK_E5M2: static_cast<uint8_t*>(p)[i] = 0x3C; break;  // 1.0: exponent 15 (bias 15)
     }
   }
 }

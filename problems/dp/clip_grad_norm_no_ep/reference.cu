@@ -1,0 +1,160 @@
+// Reference, as ParallelKernelBench's torch code computes it: per gradient the fp32 sum of
+// squares (CUB), the three norms squared and summed (fp32), an NCCL all-reduce of that one
+// float, the square root, and every gradient scaled in place by max_norm / total_norm when
+// the norm exceeds max_norm. PyTorch's host-side `if` becomes a device-side test: no sync.
+#include <cub/cub.cuh>
+
+#include "mgk/oracle_gemm.cuh"  // oracle::for_each, oracle::Scratch
+#include "mgk/reference.h"
+
+namespace {
+
+constexpr float kMaxNorm = 1.0f;
+constexpr int kGrads = 3;
+
+struct Square {
+  __device__ float operator()(__nv_bfloat16 v) const {
+    const float f = __bfloat162float(v);
+    return f * f;
+  }
+};
+
+struct State {
+  float* sums = nullptr;  // [kGrads] per-gradient sums of squares, then [kGrads] the total
+  void* temp = nullptr;
+  size_t temp_bytes = 0;
+  ~State() {
+    cudaFree(sums);
+    cudaFree(temp);
+  }
+};
+
+// torch.norm(g) then ** 2 for each gradient, summed in order: the local sum of squares.
+__global__ void local_total_kernel(float* sums) {
+  float acc = 0;
+  for (int t = 0; t < kGrads; ++t) {
+    const float norm = sqrtf(sums[t]);
+    acc += norm * norm;
+  }
+  sums[kGrads] = acc;
+}
+
+// sums[kGrads] holds the all-reduced total: write the norm, clip every gradient in place.
+__global__ void clip_kernel(const float* sums, float* norm_out, __nv_bfloat16* g0, __nv_bfloat16* g1,
+                            __nv_bfloat16* g2, int64_t n) {
+  const float total = sqrtf(sums[kGrads]);
+  if (blockIdx.x == 0 && threadIdx.x == 0) *norm_out = total;
+  if (!(total > kMaxNorm)) return;
+  const float coef = kMaxNorm / total;
+  __nv_bfloat16* g[kGrads] = {g0, g1, g2};
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < kGrads * n; i += int64_t(gridDim.x) * blockDim.x) {
+    __nv_bfloat16* p = g[i / n] + i % n;
+    *p = __float2bfloat16_rn(__bfloat162float(*p) * coef);
+  }
+}
+
+}  // namespace
+
+MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
+  auto* s = new State;
+  ctx->state = s;
+  MGK_CUDA_TRY(ctx, cudaMalloc(&s->sums, (kGrads + 1) * sizeof(float)));
+  const int64_t n = mgk::dim(ctx, "M") * mgk::dim(ctx, "N");
+  MGK_CUDA_TRY(ctx, cub::DeviceReduce::TransformReduce(nullptr, s->temp_bytes, static_cast<const __nv_bfloat16*>(nullptr),
+                                                       s->sums, n, cuda::std::plus<float>(), Square(), 0.0f));
+  MGK_CUDA_TRY(ctx, cudaMalloc(&s->temp, std::max<size_t>(s->temp_bytes, 16)));
+  return 0;
+}
+
+MGK_EXPORT void mgk_teardown(mgk_ctx* ctx) { delete static_cast<State*>(ctx->state); }
+
+MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor* out, int, cudaStream_t st) {
+  auto& s = *static_cast<State*>(ctx->state);
+  const int64_t n = in[0].numel;
+  for (int t = 0; t < kGrads; ++t)
+    MGK_CUDA_TRY(ctx, cub::DeviceReduce::TransformReduce(s.temp, s.temp_bytes, static_cast<const __nv_bfloat16*>(in[t].data),
+                                                         s.sums + t, n, cuda::std::plus<float>(), Square(), 0.0f, st));
+  local_total_kernel<<<1, 1, 0, st>>>(s.sums);
+  MGK_LAUNCH_CHECK(ctx);
+  MGK_NCCL_STEP(ctx, ncclAllReduce(s.sums + kGrads, s.sums + kGrads, 1, ncclFloat32, ncclSum, mgk::comm(ctx), st));
+  // out[1..3] are g0..g2's own buffers (in place).
+  const int grid = int(std::min<int64_t>((kGrads * n + 255) / 256, int64_t(ctx->num_sms) * 16));
+  clip_kernel<<<grid, 256, 0, st>>>(s.sums, static_cast<float*>(out[0].data), static_cast<__nv_bfloat16*>(out[1].data),
+                                    static_cast<__nv_bfloat16*>(out[2].data), static_cast<__nv_bfloat16*>(out[3].data), n);
+  MGK_LAUNCH_CHECK(ctx);
+  return 0;
+}
+
+namespace {
+constexpr int kThreads = 256, kPartials = 1024;
+
+// Block b's share of the sum over every rank and gradient of g^2 (fp64) into partial[b];
+// the flat index runs over (rank, gradient, element).
+__global__ void exact_partial_kernel(mgk_input_gen g0, mgk_input_gen g1, mgk_input_gen g2, int world, int64_t n,
+                                     double* partial) {
+  __shared__ double part[kThreads];
+  const mgk_input_gen gens[kGrads] = {g0, g1, g2};
+  double acc = 0;
+  const int64_t total = int64_t(world) * kGrads * n;
+  for (int64_t i = blockIdx.x * int64_t(kThreads) + threadIdx.x; i < total; i += int64_t(gridDim.x) * kThreads) {
+    const int64_t per_rank = kGrads * n;
+    const double v = mgk::gen_value(gens[(i % per_rank) / n], int(i / per_rank), i % n);
+    acc += v * v;
+  }
+  part[threadIdx.x] = acc;
+  __syncthreads();
+  for (int w = kThreads / 2; w; w /= 2) {
+    if (threadIdx.x < w) part[threadIdx.x] += part[threadIdx.x + w];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) partial[blockIdx.x] = part[0];
+}
+
+__global__ void sum_partials_kernel(const double* partial, double* out) {
+  double acc = 0;
+  for (int b = 0; b < kPartials; ++b) acc += partial[b];
+  *out = acc;
+}
+}  // namespace
+
+// In fp64 from the regenerated (original) gradients: norm = sqrt(sum over ranks and the three
+// gradients of g^2), S = norm; clipped g = g * max_norm / norm when norm > max_norm (always at
+// these sizes: norm >= sqrt(3 * 16 * 256 * 2) ~ 157), S = |clipped g|.
+MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t st) {
+  const int64_t n = a->inputs[0].numel;
+  mgk::oracle::Scratch scratch(st);
+  double* partial = scratch.get<double>(kPartials);
+  double* total = scratch.get<double>(1);
+  if (!scratch.ok()) return mgk::set_error(ctx, "oracle: out of device memory");
+  exact_partial_kernel<<<kPartials, kThreads, 0, st>>>(a->gens[0], a->gens[1], a->gens[2], ctx->world_size, n, partial);
+  MGK_LAUNCH_CHECK(ctx);
+  sum_partials_kernel<<<1, 1, 0, st>>>(partial, total);
+  MGK_LAUNCH_CHECK(ctx);
+  auto* norm_out = static_cast<double*>(a->expected[0]);
+  float* norm_scale = a->scale[0];
+  MGK_CUDA_TRY(ctx, mgk::oracle::for_each(
+                        1,
+                        [=] __device__(int64_t) {
+                          const double norm = sqrt(*total);
+                          *norm_out = norm;
+                          *norm_scale = float(norm);
+                        },
+                        st));
+  const int rank = ctx->rank;
+  for (int t = 0; t < kGrads; ++t) {
+    const mgk_input_gen g = a->gens[t];
+    auto* e = static_cast<double*>(a->expected[1 + t]);
+    float* sc = a->scale[1 + t];
+    MGK_CUDA_TRY(ctx, mgk::oracle::for_each(
+                          n,
+                          [=] __device__(int64_t i) {
+                            const double norm = sqrt(*total);
+                            const double coef = norm > double(kMaxNorm) ? double(kMaxNorm) / norm : 1.0;
+                            const double v = mgk::gen_value(g, rank, i) * coef;
+                            e[i] = v;
+                            sc[i] = float(fabs(v));
+                          },
+                          st));
+  }
+  return 0;
+}
