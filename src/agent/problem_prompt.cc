@@ -2,11 +2,14 @@
 
 #include <cstdio>
 #include <fstream>
+#include <regex>
+#include <set>
 #include <sstream>
 
 #include "common/file.h"
 #include "common/env.h"
 #include "common/error.h"
+#include "problems/catalog.h"
 #include "problems/resolve.h"
 
 namespace mgk::agent {
@@ -95,6 +98,34 @@ std::string topology_text(const PromptLibrary& prompts, const Topology& t) {
                                            {"link_source", t.link_source}});
 }
 
+// `file`'s text followed by every header of the suite it includes with quotes (problems that
+// share code keep it beside them, e.g. problems/moe/moe_common.cuh): the model reads the
+// reference as the baseline it must beat, and a reference.cu of one #include says nothing.
+// Each header once, in the order first included; mgk/ headers come from the include path.
+std::string with_suite_headers(const std::filesystem::path& file, const std::string& what) {
+  namespace fs = std::filesystem;
+  const fs::path suite = fs::weakly_canonical(problems::problems_dir());
+  const std::regex quoted(R"re(^\s*#\s*include\s*"([^"]+)")re");
+  std::set<fs::path> seen;
+  std::string appended;
+  auto scan = [&](auto&& self, const fs::path& from, const std::string& text) -> void {
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+      std::smatch m;
+      if (!std::regex_search(line, m, quoted)) continue;
+      const fs::path header = fs::weakly_canonical(from.parent_path() / m[1].str());
+      const auto rel = header.lexically_relative(suite);
+      if (rel.empty() || *rel.begin() == ".." || !fs::is_regular_file(header) || !seen.insert(header).second) continue;
+      const std::string body = read_file(header, "a header the reference includes");
+      appended += "\n// ---- problems/" + rel.generic_string() + " (included above) ----\n" + body;
+      self(self, header, body);
+    }
+  };
+  const std::string text = read_file(file, what);
+  scan(scan, file, text);
+  return text + appended;
+}
+
 }  // namespace
 
 PromptTexts read_prompt_texts(const problems::Spec& spec) {
@@ -102,7 +133,7 @@ PromptTexts read_prompt_texts(const problems::Spec& spec) {
   t.abi = read_file(root_dir() / "sandbox" / "include" / "mgk" / "abi.h", "the solution ABI");
   t.primitives_guide = read_file(root_dir() / "primitives" / "README.md", "the primitives guide");
   t.statement = read_file(spec.statement_path(), "the problem statement");
-  t.reference_source = read_file(spec.reference_path(), "the reference solution");
+  t.reference_source = with_suite_headers(spec.reference_path(), "the reference solution");
   return t;
 }
 

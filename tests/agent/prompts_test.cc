@@ -7,6 +7,8 @@
 #include "agent/prompt_library.h"
 #include "common/env.h"
 #include "common/error.h"
+#include "common/file.h"
+#include "problems/catalog.h"
 #include "problems/spec.h"
 
 namespace mgk::agent {
@@ -52,6 +54,24 @@ class Prompts : public ::testing::Test {
 };
 
 TEST_F(Prompts, HaveAVersion) { EXPECT_FALSE(lib_.version().empty()); }
+
+// A reference that keeps its code in a header beside the problems is shown with it: the
+// model reads the reference as the baseline to beat. Each such header once; mgk/ headers
+// (on the include path, quoted in the prompt already) are not pasted.
+TEST_F(Prompts, TheReferenceComesWithTheSuiteHeadersItIncludes) {
+  const problems::Spec spec = problems::load("dp/ddp");
+  const PromptTexts t = read_prompt_texts(spec);
+  const std::string reference = read_file(spec.reference_path());
+  ASSERT_NE(reference.find("#include \"../dp_mlp.cuh\""), std::string::npos) << "the test's premise changed";
+  EXPECT_EQ(t.reference_source.rfind(reference, 0), 0u);
+  const std::string marker = "// ---- problems/dp/dp_mlp.cuh (included above) ----";
+  const size_t at = t.reference_source.find(marker);
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_EQ(t.reference_source.find(marker, at + 1), std::string::npos);
+  EXPECT_NE(t.reference_source.find(read_file(problems::problems_dir() / "dp" / "dp_mlp.cuh")), std::string::npos);
+  EXPECT_EQ(t.reference_source.find("// ---- problems/../"), std::string::npos);
+  EXPECT_EQ(t.reference_source.find("mgk/lt_gemm.h (included above)"), std::string::npos);
+}
 
 TEST_F(Prompts, TheRefineOpeningCarriesEverythingTheModelNeeds) {
   problems::Spec spec = sample_spec();
