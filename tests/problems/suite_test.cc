@@ -115,6 +115,11 @@ TEST(Suite, PkbPresetsHaveParallelKernelBenchsDims) {
       {"quant/blocked_fp8_quantize", {{"M", 1024}, {"N", 1024}, {"NB", 8}}},
       {"quant/blocked_fp8_dequantize", {{"M", 1024}, {"N", 1024}, {"NBLK", 8192}}},
       {"dp/clip_grad_norm_no_ep", {{"M", 1024}, {"N", 1024}}},
+      {"moe/moe_token_preprocess", {{"M", 1024}, {"K", 2}, {"L", 1}, {"E", 8}}},
+      {"moe/moe_all2all_primitive", {{"M", 1024}, {"C", 128}, {"N", 1024}}},
+      {"moe/moe_pre_all2all", {{"M", 1024}, {"N", 1024}, {"K", 2}, {"E", 8}, {"L", 1}}},
+      {"moe/moe_post_all2all", {{"M", 1024}, {"N", 1024}, {"K", 2}, {"E", 8}, {"L", 1}}},
+      {"moe/moe_epgroupgemm_lora_backward", {{"RK", 8}, {"N", 1024}}},
   };
   for (const auto& w : wants) {
     SCOPED_TRACE(w.problem);

@@ -337,5 +337,60 @@ TEST(ToleranceModel, LoadBalancingLossPassesWithBf16OrFp32AndEitherTieAndRejects
   }
 }
 
+// moe_epgroupgemm_lora_backward: an element-wise bf16 sum over W ranks, bound W u sum|g|.
+// NCCL's ring from every start in both directions (a bf16 rounding per hop) and fp32 then one
+// rounding pass; zeros and the rank's own gradient (no communication) fail nearly everywhere.
+TEST(ToleranceModel, TheLoraGradientSumPassesEveryRingOrderAndRejectsOneRank) {
+  for (int w : {2, 4, 8}) {
+    SCOPED_TRACE("W=" + std::to_string(w));
+    std::mt19937 g(77 + w);
+    const size_t n = 4096;
+    std::vector<std::vector<float>> x(w);
+    for (auto& v : x) v = random_bf16(g, n);
+    std::vector<double> exact(n, 0), scale(n, 0), zeros(n, 0), own(n), fp32(n);
+    for (size_t i = 0; i < n; ++i) {
+      float f = 0;
+      for (int r = 0; r < w; ++r) exact[i] += x[r][i], scale[i] += std::fabs(x[r][i]), f += x[r][i];
+      own[i] = x[0][i], fp32[i] = bf16(f);
+    }
+    const double factor = w;  // problem.json: "W"
+    for (int first = 0; first < w; ++first)
+      for (int step : {1, -1}) {
+        std::vector<double> ring(n);
+        for (size_t i = 0; i < n; ++i) {
+          float acc = x[first][i];
+          for (int h = 1; h < w; ++h) acc = bf16(acc + x[((first + step * h) % w + w) % w][i]);
+          ring[i] = acc;
+        }
+        EXPECT_EQ(misses(ring, exact, scale, factor), 0) << first << step;
+      }
+    EXPECT_EQ(misses(fp32, exact, scale, factor), 0);
+    EXPECT_GT(misses(zeros, exact, scale, factor), int(n) * 9 / 10);
+    EXPECT_GT(misses(own, exact, scale, factor), int(n) / 2);
+  }
+}
+
+// moe_post_all2all: w0 y0 + w1 y1 with the bound 3 u (|w0 y0| + |w1 y1|): torch's roundings
+// (each product to bf16, then the bf16 add) and an fp32 fused combine pass; dropping one of
+// the two rows (a peer's row missing) fails nearly everywhere.
+TEST(ToleranceModel, TheMoeCombinePassesTorchsRoundingsAndFusedAndRejectsAMissingRow) {
+  std::mt19937 g(4242);
+  std::uniform_real_distribution<float> u01(0, 1);
+  const size_t n = 1 << 16;
+  std::vector<double> exact(n), scale(n), torch(n), fused(n), missing(n);
+  for (size_t i = 0; i < n; ++i) {
+    const float w0 = bf16(u01(g)), w1 = bf16(u01(g));
+    const auto y = random_bf16(g, 2);
+    exact[i] = double(w0) * y[0] + double(w1) * y[1];
+    scale[i] = std::fabs(double(w0) * y[0]) + std::fabs(double(w1) * y[1]);
+    torch[i] = bf16(bf16(w0 * y[0]) + bf16(w1 * y[1]));
+    fused[i] = bf16(w0 * y[0] + w1 * y[1]);
+    missing[i] = bf16(w0 * y[0]);
+  }
+  EXPECT_EQ(misses(torch, exact, scale, 3), 0);
+  EXPECT_EQ(misses(fused, exact, scale, 3), 0);
+  EXPECT_GT(misses(missing, exact, scale, 3), int(n) * 9 / 10);
+}
+
 }  // namespace
 }  // namespace mgk::problems
