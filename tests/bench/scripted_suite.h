@@ -23,7 +23,7 @@
 namespace mgk::bench::testing {
 
 // The source at `path` (below tests/) as one file: the candidates' shared headers
-// (plain_compute.cuh, simple_common.cuh) pasted in where they are included.
+// (moe_plain.cuh, plain_compute.cuh, simple_common.cuh) pasted in where they are included.
 inline std::string one_file(const std::string& path) {
   const auto dir = test::tests_dir();
   auto body_of = [&](const std::string& header) {
@@ -40,7 +40,8 @@ inline std::string one_file(const std::string& path) {
       }
     }
   };
-  paste("plain_compute.cuh");  // first: it includes simple_common.cuh
+  paste("moe_plain.cuh");      // first: it includes plain_compute.cuh
+  paste("plain_compute.cuh");  // then: it includes simple_common.cuh
   paste("simple_common.cuh");
   return src;
 }
