@@ -104,6 +104,11 @@ TEST(Suite, PkbPresetsHaveParallelKernelBenchsDims) {
       {"quant/blocked_fp8_quantize", {{"M", 1024}, {"N", 1024}, {"NB", 8}}},
       {"quant/blocked_fp8_dequantize", {{"M", 1024}, {"N", 1024}, {"NBLK", 8192}}},
       {"dp/clip_grad_norm_no_ep", {{"M", 1024}, {"N", 1024}}},
+      // MoE: M tokens a rank, hidden N, MLP inter 128, top-2; E = 8 / W / 2W / W/2 experts.
+      {"moe/fused_moe_fwd", {{"M", 1024}, {"N", 1024}, {"I", 128}, {"E", 8}, {"EL", 1}, {"K", 2}}},
+      {"moe/moe_ep_balanced", {{"M", 1024}, {"N", 1024}, {"I", 128}, {"E", 8}, {"EL", 1}, {"K", 2}}},
+      {"moe/moe_ep_wide", {{"M", 1024}, {"N", 1024}, {"I", 128}, {"E", 16}, {"EL", 2}, {"K", 2}}},
+      {"moe/moe_ep_narrow", {{"M", 1024}, {"N", 1024}, {"I", 128}, {"E", 4}, {"G", 4}, {"K", 2}}},
   };
   for (const auto& w : wants) {
     SCOPED_TRACE(w.problem);
