@@ -303,6 +303,7 @@ struct Path {
       // A subgroup: the all-gather as grouped send/recv among its members.
       MGK_NCCL_TRY(ctx, ncclGroupStart());
       for (int64_t q = 0; q < d.G; ++q) {
+        if (q == d.me) continue;  // this rank's row is already in place
         MGK_NCCL_TRY(ctx, ncclSend(mine, size_t(d.E), ncclInt32, d.base + int(q), mgk::comm(ctx), st));
         MGK_NCCL_TRY(ctx, ncclRecv(counts + q * d.E, size_t(d.E), ncclInt32, d.base + int(q), mgk::comm(ctx), st));
       }

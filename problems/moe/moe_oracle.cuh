@@ -33,7 +33,7 @@ inline int oracle(mgk_ctx* ctx, const mgk_oracle_args* a, mgk::oracle::Blas& bla
   const int64_t M = d.M, N = d.N, I = d.I, E = d.E, K = d.K;
   o::Scratch scratch(st);
   double *X = scratch.get<double>(M * N), *Xabs = scratch.get<double>(M * N), *L = scratch.get<double>(M * E),
-         *Wr = scratch.get<double>(std::max(E, I) * N), *br = scratch.get<double>(std::max(E, N)),
+         *Wr = scratch.get<double>(std::max(E, I) * N), *br = scratch.get<double>(std::max(E, I)),
          *Wu = scratch.get<double>(I * N), *bu = scratch.get<double>(I), *Wd = scratch.get<double>(N * I),
          *bd = scratch.get<double>(N), *Gm = scratch.get<double>(M * I), *Gmag = scratch.get<double>(M * I),
          *Um = scratch.get<double>(M * I), *Umag = scratch.get<double>(M * I), *Y = scratch.get<double>(M * N),
