@@ -1,0 +1,128 @@
+// Shared by the plain candidates of the MoE forwards (tests/gpu/candidates/moe/): no
+// dispatch at all. Each rank routes its own tokens, then for every member q of its EP group
+// copies q's MLP weights from q's memory (peer pointers), applies that MLP to all its
+// tokens on cuBLAS (fp32 out, rounded where the reference rounds) and keeps, for the
+// token slots whose expert q owns, bf16(p * y). The output is the slots' bf16 sum.
+// W times the reference's MLP work, obviously correct.
+//
+// -D MGK_LOCAL_ONLY=1: only the rank's own MLP (the other owners' slots stay zero).
+#pragma once
+#include "plain_compute.cuh"
+
+namespace moe_plain {
+
+using bf16 = __nv_bfloat16;
+
+struct Dims {
+  int64_t M, N, I, E, G, EL, K;
+  int base;
+};
+inline Dims dims(mgk_ctx* ctx) {
+  Dims d{mgk::dim(ctx, "M"), mgk::dim(ctx, "N"), mgk::dim(ctx, "I"), mgk::dim(ctx, "E"),
+         mgk::dim(ctx, "G"), mgk::dim(ctx, "EL"), mgk::dim(ctx, "K"), 0};
+  d.base = int(ctx->rank / d.G * d.G);
+  return d;
+}
+
+__device__ inline float rb(float v) { return __bfloat162float(__float2bfloat16_rn(v)); }
+
+// One thread a token: bf16 logits, fp32 softmax rounded to bf16, top-K, ties to the lower index.
+__global__ void route(const float* acc, const bf16* bias, int64_t M, int E, int K, int* sel, float* prob) {
+  const int64_t t = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  if (t >= M) return;
+  float mx = -INFINITY, sum = 0;
+  for (int e = 0; e < E; ++e) mx = fmaxf(mx, rb(acc[t * E + e] + __bfloat162float(bias[e])));
+  for (int e = 0; e < E; ++e) sum += expf(rb(acc[t * E + e] + __bfloat162float(bias[e])) - mx);
+  int taken = -1;
+  for (int j = 0; j < K; ++j) {
+    int best = -1;
+    float bp = -1;
+    for (int e = 0; e < E; ++e) {
+      const float p = rb(expf(rb(acc[t * E + e] + __bfloat162float(bias[e])) - mx) / sum);
+      if (e != taken && p > bp) bp = p, best = e;
+    }
+    taken = best;
+    sel[t * K + j] = best;
+    prob[t * K + j] = bp;
+  }
+}
+
+// a = bf16(bf16(silu(bf16(G + bg))) * bf16(U + bu)).
+__global__ void activation(const float* G, const float* U, const bf16* bg, const bf16* bu, int64_t M, int64_t I,
+                           bf16* a) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < M * I; i += int64_t(gridDim.x) * blockDim.x) {
+    const float g = rb(G[i] + __bfloat162float(bg[i % I])), u = rb(U[i] + __bfloat162float(bu[i % I]));
+    a[i] = __float2bfloat16_rn(rb(g / (1.0f + expf(-g))) * u);
+  }
+}
+
+// slot (t, j) whose expert lives on `owner`: contrib = bf16(p * bf16(Y + bd)).
+__global__ void keep(const float* Y, const bf16* bd, const int* sel, const float* prob, int64_t M, int64_t N, int K,
+                     int64_t EL, int base, int owner, bf16* contrib) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < M * N; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t t = i / N, n = i % N;
+    const float y = rb(Y[i] + __bfloat162float(bd[n]));
+    for (int j = 0; j < K; ++j)
+      if (base + sel[t * K + j] / EL == owner) contrib[(t * K + j) * N + n] = __float2bfloat16_rn(prob[t * K + j] * y);
+  }
+}
+
+__global__ void sum_slots(const bf16* contrib, int64_t M, int64_t N, int K, bf16* out) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < M * N; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t t = i / N, n = i % N;
+    float acc = 0;
+    for (int j = 0; j < K; ++j) acc = rb(acc + __bfloat162float(contrib[(t * K + j) * N + n]));
+    out[i] = __float2bfloat16_rn(acc);
+  }
+}
+
+enum Buf { kLogits, kSel, kProb, kWg, kBg, kWu, kBu, kWd, kBd, kG, kU, kA, kY, kContrib };
+
+inline int setup(mgk_ctx* ctx) {
+  const Dims d = dims(ctx);
+  const size_t M = d.M, N = d.N, I = d.I, E = d.E, K = d.K;
+  return plain::setup(ctx, {}, {M * E * 4, M * K * 4, M * K * 4, I * N * 2, I * 2, I * N * 2, I * 2, N * I * 2, N * 2,
+                                M * I * 4, M * I * 4, M * I * 2, M * N * 4, M * K * N * 2});
+}
+
+// Inputs: hidden_states, gate_weight, gate_bias, then the MLP's gate, up and down
+// projections (weight, bias each; symmetric).
+inline int run(mgk_ctx* ctx, const mgk_tensor* in, const mgk_tensor* out, cudaStream_t s) {
+  const Dims d = dims(ctx);
+  auto& b = plain::state(ctx).local;
+  auto f32 = [&](Buf i) { return static_cast<float*>(b[i]); };
+  auto h16 = [&](Buf i) { return static_cast<bf16*>(b[i]); };
+  MGK_CUDA_TRY(ctx, simple::barrier(ctx, s));  // every rank's weights of this call are in place
+  MGK_CUBLAS_TRY(ctx, plain::gemm(ctx, s, false, true, d.M, d.E, d.N, in[0].data, d.N, in[1].data, d.N, b[kLogits],
+                                  d.E, CUDA_R_32F));
+  route<<<int((d.M + 127) / 128), 128, 0, s>>>(f32(kLogits), static_cast<const bf16*>(in[2].data), d.M, int(d.E),
+                                               int(d.K), static_cast<int*>(b[kSel]), f32(kProb));
+  MGK_LAUNCH_CHECK(ctx);
+  MGK_CUDA_TRY(ctx, cudaMemsetAsync(b[kContrib], 0, size_t(d.M * d.K * d.N) * 2, s));
+  for (int q = 0; q < d.G; ++q) {
+    const int owner = d.base + q;
+    if (!plain::uses(ctx, owner)) continue;
+    const int64_t shapes[6][2] = {{d.I, d.N}, {1, d.I}, {d.I, d.N}, {1, d.I}, {d.N, d.I}, {1, d.N}};
+    for (int w = 0; w < 6; ++w)
+      MGK_CUDA_TRY(ctx, plain::copy_matrix(in[3 + w].host_peers[owner], shapes[w][1], b[kWg + w], shapes[w][1],
+                                           shapes[w][0], shapes[w][1], s));
+    MGK_CUBLAS_TRY(ctx, plain::gemm(ctx, s, false, true, d.M, d.I, d.N, in[0].data, d.N, b[kWg], d.N, b[kG], d.I,
+                                    CUDA_R_32F));
+    MGK_CUBLAS_TRY(ctx, plain::gemm(ctx, s, false, true, d.M, d.I, d.N, in[0].data, d.N, b[kWu], d.N, b[kU], d.I,
+                                    CUDA_R_32F));
+    activation<<<plain::blocks_for(d.M * d.I), 256, 0, s>>>(f32(kG), f32(kU), h16(kBg), h16(kBu), d.M, d.I, h16(kA));
+    MGK_LAUNCH_CHECK(ctx);
+    MGK_CUBLAS_TRY(ctx, plain::gemm(ctx, s, false, true, d.M, d.N, d.I, b[kA], d.I, b[kWd], d.I, b[kY], d.N,
+                                    CUDA_R_32F));
+    keep<<<plain::blocks_for(d.M * d.N), 256, 0, s>>>(f32(kY), h16(kBd), static_cast<int*>(b[kSel]), f32(kProb), d.M,
+                                                      d.N, int(d.K), d.EL, d.base, owner, h16(kContrib));
+    MGK_LAUNCH_CHECK(ctx);
+  }
+  sum_slots<<<plain::blocks_for(d.M * d.N), 256, 0, s>>>(h16(kContrib), d.M, d.N, int(d.K),
+                                                         static_cast<bf16*>(out[0].data));
+  MGK_LAUNCH_CHECK(ctx);
+  MGK_CUDA_TRY(ctx, simple::barrier(ctx, s));  // no rank's weights are replaced while a peer still reads them
+  return 0;
+}
+
+}  // namespace moe_plain
