@@ -4,7 +4,7 @@
 // Needs one GPU (ctest label `gpu`); skips itself where there is none.
 //
 // What runs (environment):
-//   MGK_SUITE_PROBLEMS  comma-separated globs (default "tp/*,norms/*,quant/*,dp/*": the compute problems;
+//   MGK_SUITE_PROBLEMS  comma-separated globs (default "tp/*,norms/*,quant/*,dp/*,sp/*": the compute problems;
 //                       "*" adds the collectives to the degenerate test)
 //   MGK_SUITE_WORLDS    default "2,4,8"
 //   MGK_SUITE_SIZES     only these presets (default: all of a problem's)
@@ -121,7 +121,7 @@ class SuiteOnOneGpu : public ::testing::Test {
 
 TEST_F(SuiteOnOneGpu, EveryPlainCandidatePassesAtEveryPreset) {
   const auto ws = worlds();
-  for (const auto& [problem, sizes] : selected("tp/*,norms/*,quant/*,dp/*")) {
+  for (const auto& [problem, sizes] : selected("tp/*,norms/*,quant/*,dp/*,sp/*")) {
     const auto kernel = plain_candidate(problem);
     if (kernel.empty() || problem.rfind("collectives/", 0) == 0) continue;  // the collectives': gpu/evaluator_test
     for (int w : ws) {
@@ -143,7 +143,7 @@ TEST_F(SuiteOnOneGpu, EveryPlainCandidatePassesAtEveryPreset) {
 TEST_F(SuiteOnOneGpu, DegenerateOutputsFailEverywhere) {
   const auto ws = worlds();
   int p = 0;
-  for (const auto& [problem, sizes] : selected("tp/*,norms/*,quant/*,dp/*")) {
+  for (const auto& [problem, sizes] : selected("tp/*,norms/*,quant/*,dp/*,sp/*")) {
     const auto degs = degenerates(problem);
     std::vector<std::tuple<size_t, int, std::string>> runs;  // degenerate, world, preset
     if (full()) {

@@ -104,6 +104,12 @@ TEST(Suite, PkbPresetsHaveParallelKernelBenchsDims) {
       {"quant/blocked_fp8_quantize", {{"M", 1024}, {"N", 1024}, {"NB", 8}}},
       {"quant/blocked_fp8_dequantize", {{"M", 1024}, {"N", 1024}, {"NBLK", 8192}}},
       {"dp/clip_grad_norm_no_ep", {{"M", 1024}, {"N", 1024}}},
+      {"sp/ulysses_all_to_all_tensor_primitive", {{"M", 1024}, {"ML", 128}, {"N", 1024}}},
+      {"sp/ulysses_all_gather_into_tensor_primitive", {{"M", 1024}, {"N", 1024}}},
+      {"sp/ulysses_all_gather_variable_primitive", {{"M", 1024}, {"DM", 0}, {"N", 1024}, {"MT", 8192}}},
+      {"sp/ulysses_gather_seq_scatter_heads", {{"B", 16}, {"T", 16}, {"HL", 1}, {"H", 8}, {"D", 64}}},
+      {"sp/ulysses_gather_heads_scatter_seq", {{"B", 16}, {"T", 16}, {"TL", 2}, {"H", 8}, {"D", 64}}},
+      {"sp/ulysses_gather_seq_scatter_heads_qkv", {{"B", 16}, {"T", 16}, {"HL", 1}, {"H", 8}, {"D", 64}}},
   };
   for (const auto& w : wants) {
     SCOPED_TRACE(w.problem);
