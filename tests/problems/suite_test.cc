@@ -125,6 +125,12 @@ TEST(Suite, PkbPresetsHaveParallelKernelBenchsDims) {
       {"moe/moe_ep_balanced", {{"M", 1024}, {"N", 1024}, {"I", 128}, {"E", 8}, {"EL", 1}, {"K", 2}}},
       {"moe/moe_ep_wide", {{"M", 1024}, {"N", 1024}, {"I", 128}, {"E", 16}, {"EL", 2}, {"K", 2}}},
       {"moe/moe_ep_narrow", {{"M", 1024}, {"N", 1024}, {"I", 128}, {"E", 4}, {"G", 4}, {"K", 2}}},
+      {"sp/ulysses_all_to_all_tensor_primitive", {{"M", 1024}, {"ML", 128}, {"N", 1024}}},
+      {"sp/ulysses_all_gather_into_tensor_primitive", {{"M", 1024}, {"N", 1024}}},
+      {"sp/ulysses_all_gather_variable_primitive", {{"M", 1024}, {"DM", 0}, {"N", 1024}, {"MT", 8192}}},
+      {"sp/ulysses_gather_seq_scatter_heads", {{"B", 16}, {"T", 16}, {"HL", 1}, {"H", 8}, {"D", 64}}},
+      {"sp/ulysses_gather_heads_scatter_seq", {{"B", 16}, {"T", 16}, {"TL", 2}, {"H", 8}, {"D", 64}}},
+      {"sp/ulysses_gather_seq_scatter_heads_qkv", {{"B", 16}, {"T", 16}, {"HL", 1}, {"H", 8}, {"D", 64}}},
   };
   for (const auto& w : wants) {
     SCOPED_TRACE(w.problem);
