@@ -17,7 +17,8 @@
 # Usage: scripts/suite-on-one-gpu.sh OUT [BIN]   (BIN: a build dir or a folder with mgk)
 #   PROBLEMS  comma-separated globs (default: every problem but the collectives)
 #   JOBS      evaluations at once (default 4); WORLDS (default "2 4 8")
-# Prints one line per evaluation and a summary; exits 1 when any verdict is not the expected one.
+# Prints one line per evaluation and a summary; exits 1 when any verdict is not the expected one
+# (OUT/bad-logs.txt lists their logs).
 set -uo pipefail
 out="${1:?usage: suite-on-one-gpu.sh OUT [BIN]}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -111,11 +112,14 @@ except ValueError:
     verdict, failure = "no result", err[-1] if err else "mgk printed nothing"
 ok = verdict == expect
 print(f"{'ok  ' if ok else 'BAD '} {what}: {verdict}{' (' + failure[:110] + ')' if failure else ''} in {secs} s", flush=True)
+if not ok:
+    with open(log.rsplit("/logs/", 1)[0] + "/bad-logs.txt", "a") as f:
+        f.write(log + "\n")
 PY
 }
 export -f run_one
 
-: > "$out/verdicts.txt"
+: > "$out/verdicts.txt"; : > "$out/bad-logs.txt"
 for n in 1 2 3 4 5; do
   [ "$n" = 5 ] && parallel="${LARGE_JOBS:-2}" || parallel="${JOBS:-4}"
   xargs -a "$out/jobs$n.txt" -L 1 -P "$parallel" bash -c 'run_one "$@"' _ | tee -a "$out/verdicts.txt"
