@@ -104,6 +104,9 @@ TEST(Suite, PkbPresetsHaveParallelKernelBenchsDims) {
       {"quant/blocked_fp8_quantize", {{"M", 1024}, {"N", 1024}, {"NB", 8}}},
       {"quant/blocked_fp8_dequantize", {{"M", 1024}, {"N", 1024}, {"NBLK", 8192}}},
       {"dp/clip_grad_norm_no_ep", {{"M", 1024}, {"N", 1024}}},
+      {"dp/clip_grad_norm_ep", {{"M", 1024}, {"N", 1024}, {"EP", 4}}},
+      {"quant/fp8_reduce_scatter_grads", {{"P", 4096}, {"H", 16}}},
+      {"quant/fp8_allgather_params", {{"P", 4096}, {"H", 16}}},
   };
   for (const auto& w : wants) {
     SCOPED_TRACE(w.problem);
