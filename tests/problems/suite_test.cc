@@ -131,6 +131,9 @@ TEST(Suite, PkbPresetsHaveParallelKernelBenchsDims) {
       {"sp/ulysses_gather_seq_scatter_heads", {{"B", 16}, {"T", 16}, {"HL", 1}, {"H", 8}, {"D", 64}}},
       {"sp/ulysses_gather_heads_scatter_seq", {{"B", 16}, {"T", 16}, {"TL", 2}, {"H", 8}, {"D", 64}}},
       {"sp/ulysses_gather_seq_scatter_heads_qkv", {{"B", 16}, {"T", 16}, {"HL", 1}, {"H", 8}, {"D", 64}}},
+      {"dp/clip_grad_norm_ep", {{"M", 1024}, {"N", 1024}, {"EP", 4}}},
+      {"quant/fp8_reduce_scatter_grads", {{"P", 4096}, {"H", 16}}},
+      {"quant/fp8_allgather_params", {{"P", 4096}, {"H", 16}}},
   };
   for (const auto& w : wants) {
     SCOPED_TRACE(w.problem);

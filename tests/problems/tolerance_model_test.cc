@@ -392,5 +392,75 @@ TEST(ToleranceModel, TheMoeCombinePassesTorchsRoundingsAndFusedAndRejectsAMissin
   EXPECT_GT(misses(missing, exact, scale, 3), int(n) * 9 / 10);
 }
 
+
+// float8_e4m3fn's cast as PyTorch does it (round to nearest even, not saturating: past 464
+// the nearest step is 480, the NaN encoding), written from the format's definition.
+double e4m3_nosat(double q) {
+  const double a = std::fabs(q);
+  if (!(a < 464) && a != 464) return std::nan("");
+  const int e = a < 0x1p-6 ? -6 : std::ilogb(a);  // subnormals share the smallest exponent's step
+  const double step = std::ldexp(1.0, e - 3);
+  const double v = std::nearbyint(a / step) * step;  // exact scaling; nearbyint ties to even
+  return std::copysign(v, q);
+}
+
+// fp8_reduce_scatter_grads: recon_q = bf16(fp32(e4m3(fp32(x / scale_q))) * scale_q) per rank
+// (scale from its own amax and a random history), then NCCL's bf16 ring over the W ranks and
+// the average (times fp32(1/W), as torch's div_, or divided). The bound (W + 1) u S, S = sum
+// |recon| / W, accepts every ring order and fp32 accumulation; zeros, this rank's own slice
+// alone and, at W = 2, skipping the quantisation fail.
+TEST(ToleranceModel, TheFp8ReduceScatterPassesInEveryOrderAndRejectsOneRank) {
+  EXPECT_EQ(e4m3_nosat(449), 448);
+  EXPECT_EQ(e4m3_nosat(463.9), 448);
+  EXPECT_EQ(e4m3_nosat(464), 448);  // the tie, to the even mantissa
+  EXPECT_TRUE(std::isnan(e4m3_nosat(464.01)));
+  EXPECT_EQ(e4m3_nosat(0x1p-10), 0);  // half the smallest subnormal: to even (zero)
+  EXPECT_EQ(e4m3_nosat(0x1.8p-9), 0x1p-8);
+  for (int w : {2, 3, 4, 6, 8}) {
+    SCOPED_TRACE("W=" + std::to_string(w));
+    const int p = 512;
+    std::mt19937 g(4321 + w);
+    std::vector<std::vector<float>> x, recon;
+    for (int q = 0; q < w; ++q) {
+      x.push_back(random_bf16(g, size_t(w) * p));
+      const auto hist = random_bf16(g, 16, 2.5f);
+      float m = 0;
+      for (float v : x.back()) m = std::fmax(m, std::fabs(v));
+      for (int k = 1; k < 16; ++k) m = std::fmax(m, hist[k]);  // slot 0 rolls out
+      const float scale = bf16(std::fmax(m, 1e-12f)) / 448.0f;
+      recon.emplace_back();
+      for (float v : x.back()) recon.back().push_back(bf16(float(e4m3_nosat(v / scale)) * scale));
+    }
+    std::vector<double> exact(p), scale(p), zeros(p, 0), own(p), unquantised(p);
+    for (int i = 0; i < p; ++i) {
+      double sum = 0, mag = 0, raw = 0;
+      for (int q = 0; q < w; ++q) sum += recon[q][i], mag += std::fabs(recon[q][i]), raw += x[q][i];
+      exact[i] = sum / w, scale[i] = mag / w, own[i] = bf16(recon[0][i] / float(w)), unquantised[i] = raw / w;
+    }
+    const double factor = w + 1;  // problem.json: "W + 1"
+    for (int first = 0; first < w; ++first)
+      for (int step : {1, -1})
+        for (bool reciprocal : {true, false}) {
+          std::vector<double> got(p);
+          for (int i = 0; i < p; ++i) {
+            float s = recon[first][i];
+            for (int h = 1; h < w; ++h) s = bf16(s + recon[((first + h * step) % w + w) % w][i]);
+            got[i] = bf16(reciprocal ? s * (1.0f / float(w)) : s / float(w));
+          }
+          EXPECT_EQ(misses(got, exact, scale, factor), 0) << first << step << reciprocal;
+        }
+    std::vector<double> fp32(p);
+    for (int i = 0; i < p; ++i) {
+      float s = 0;
+      for (int q = 0; q < w; ++q) s += recon[q][i];
+      fp32[i] = bf16(s / float(w));
+    }
+    EXPECT_EQ(misses(fp32, exact, scale, factor), 0);
+    EXPECT_GT(misses(zeros, exact, scale, factor), p * 9 / 10);
+    EXPECT_GT(misses(own, exact, scale, factor), p * 3 / 4);
+    if (w == 2) EXPECT_GT(misses(unquantised, exact, scale, factor), p / 3);
+  }
+}
+
 }  // namespace
 }  // namespace mgk::problems

@@ -1,0 +1,201 @@
+// Reference, as ParallelKernelBench's torch code computes it: the expert gradient scaled in
+// place by fp32(1/EP) (bf16, when EP > 1); per gradient the fp32 sum of squares (CUB); the
+// non-expert sum all-reduced on the world, the expert sum all-reduced on the EP-FSDP group
+// and then on the EP group (NCCL sub-communicators split once at setup); the square root of
+// the two totals' sum; both gradients scaled in place by max_norm / total_norm when the norm
+// exceeds max_norm. PyTorch's host-side `if` becomes a device-side test: no sync.
+//
+// The grid (rank = block * EP + index): the EP group is the contiguous block of EP ranks,
+// the EP-FSDP group the strided set {index, index + EP, ...}. Its two stages make a world
+// sum only when EP divides W: at even W >= 4 (W / EP = 2) the grid is used; at W <= 3 (EP =
+// 1) PyTorch's version has no EP group and reduces the expert sum on the world, and so does
+// this one at odd W >= 5, where the grid does not tile the world.
+#include <cub/cub.cuh>
+
+#include "mgk/oracle_gemm.cuh"  // oracle::for_each, oracle::Scratch
+#include "mgk/reference.h"
+
+namespace {
+
+constexpr float kMaxNorm = 1.0f;
+
+struct Square {
+  __device__ float operator()(__nv_bfloat16 v) const {
+    const float f = __bfloat162float(v);
+    return f * f;
+  }
+};
+
+struct State {
+  float* sums = nullptr;  // [0] non-expert, [1] expert sum of squares
+  void* temp = nullptr;
+  size_t temp_bytes = 0;
+  ncclComm_t ep_fsdp = nullptr;  // the strided group; null: the world
+  ncclComm_t ep = nullptr;       // the contiguous group; null: none (no second stage)
+  ~State() {
+    if (ep) ncclCommDestroy(ep);
+    if (ep_fsdp) ncclCommDestroy(ep_fsdp);
+    cudaFree(sums);
+    cudaFree(temp);
+  }
+};
+
+// e *= fp32(1 / EP) in bf16, as torch's mul_ by a Python float (fp32 opmath, one rounding).
+__global__ void scale_kernel(__nv_bfloat16* e, int64_t n, float inv_ep) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    e[i] = __float2bfloat16_rn(__bfloat162float(e[i]) * inv_ep);
+}
+
+// torch.norm(t) ** 2 of each (one-tensor) list: the square of the square root of the sum.
+__global__ void local_totals_kernel(float* sums) {
+  for (int k = 0; k < 2; ++k) {
+    const float norm = sqrtf(sums[k]);
+    sums[k] = norm * norm;
+  }
+}
+
+// sums hold the reduced totals: write the norm, clip both gradients in place.
+__global__ void clip_kernel(const float* sums, float* norm_out, __nv_bfloat16* g, __nv_bfloat16* e, int64_t n) {
+  const float total = sqrtf(sums[0] + sums[1]);
+  if (blockIdx.x == 0 && threadIdx.x == 0) *norm_out = total;
+  if (!(total > kMaxNorm)) return;
+  const float coef = kMaxNorm / total;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < 2 * n; i += int64_t(gridDim.x) * blockDim.x) {
+    __nv_bfloat16* p = (i < n ? g : e) + i % n;
+    *p = __float2bfloat16_rn(__bfloat162float(*p) * coef);
+  }
+}
+
+int grid_for(mgk_ctx* ctx, int64_t n) { return int(std::max<int64_t>(1, std::min<int64_t>((n + 255) / 256, int64_t(ctx->num_sms) * 16))); }
+
+}  // namespace
+
+MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
+  auto* s = new State;
+  ctx->state = s;
+  MGK_CUDA_TRY(ctx, cudaMalloc(&s->sums, 2 * sizeof(float)));
+  const int64_t n = mgk::dim(ctx, "M") * mgk::dim(ctx, "N");
+  MGK_CUDA_TRY(ctx, cub::DeviceReduce::TransformReduce(nullptr, s->temp_bytes, static_cast<const __nv_bfloat16*>(nullptr),
+                                                       s->sums, n, cuda::std::plus<float>(), Square(), 0.0f));
+  MGK_CUDA_TRY(ctx, cudaMalloc(&s->temp, std::max<size_t>(s->temp_bytes, 16)));
+  // Collective: every rank splits, in the same order. No communicator (compute timing): none.
+  const int ep = int(mgk::dim(ctx, "EP")), W = ctx->world_size, r = ctx->rank;
+  if (mgk::comm(ctx) && ep > 1 && W % ep == 0) {
+    MGK_NCCL_TRY(ctx, ncclCommSplit(mgk::comm(ctx), r % ep, r, &s->ep_fsdp, nullptr));
+    MGK_NCCL_TRY(ctx, ncclCommSplit(mgk::comm(ctx), r / ep, r, &s->ep, nullptr));
+  }
+  return 0;
+}
+
+MGK_EXPORT void mgk_teardown(mgk_ctx* ctx) { delete static_cast<State*>(ctx->state); }
+
+MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor* out, int, cudaStream_t st) {
+  auto& s = *static_cast<State*>(ctx->state);
+  const int64_t n = in[0].numel;
+  const int ep = int(mgk::dim(ctx, "EP"));
+  // out[1], out[2] are g's and e's own buffers (in place).
+  auto* g = static_cast<__nv_bfloat16*>(out[1].data);
+  auto* e = static_cast<__nv_bfloat16*>(out[2].data);
+  if (ep > 1) {
+    scale_kernel<<<grid_for(ctx, n), 256, 0, st>>>(e, n, 1.0f / float(ep));
+    MGK_LAUNCH_CHECK(ctx);
+  }
+  MGK_CUDA_TRY(ctx, cub::DeviceReduce::TransformReduce(s.temp, s.temp_bytes, static_cast<const __nv_bfloat16*>(g),
+                                                       s.sums, n, cuda::std::plus<float>(), Square(), 0.0f, st));
+  MGK_CUDA_TRY(ctx, cub::DeviceReduce::TransformReduce(s.temp, s.temp_bytes, static_cast<const __nv_bfloat16*>(e),
+                                                       s.sums + 1, n, cuda::std::plus<float>(), Square(), 0.0f, st));
+  local_totals_kernel<<<1, 1, 0, st>>>(s.sums);
+  MGK_LAUNCH_CHECK(ctx);
+  MGK_NCCL_STEP(ctx, ncclAllReduce(s.sums, s.sums, 1, ncclFloat32, ncclSum, mgk::comm(ctx), st));
+  MGK_NCCL_STEP(ctx, ncclAllReduce(s.sums + 1, s.sums + 1, 1, ncclFloat32, ncclSum, s.ep_fsdp ? s.ep_fsdp : mgk::comm(ctx), st));
+  if (s.ep) MGK_NCCL_STEP(ctx, ncclAllReduce(s.sums + 1, s.sums + 1, 1, ncclFloat32, ncclSum, s.ep, st));
+  clip_kernel<<<grid_for(ctx, 2 * n), 256, 0, st>>>(s.sums, static_cast<float*>(out[0].data), g, e, n);
+  MGK_LAUNCH_CHECK(ctx);
+  return 0;
+}
+
+namespace {
+constexpr int kThreads = 256, kPartials = 1024;
+
+// e' = bf16(e * fp32(1 / EP)): the expert gradient after the in-place averaging. The fp64
+// product of a bf16 and an fp32 value is exact, so float() of it is the fp32 product.
+__device__ double scaled_expert(double e, int ep) {
+  if (ep <= 1) return e;
+  const float prod = float(e * double(1.0f / float(ep)));
+  return double(__bfloat162float(__float2bfloat16_rn(prod)));
+}
+
+// Block b's share of sum over every rank of g^2 + e'^2 (fp64) into partial[b]; the flat index
+// runs over (rank, tensor, element).
+__global__ void exact_partial_kernel(mgk_input_gen g, mgk_input_gen e, int world, int ep, int64_t n, double* partial) {
+  __shared__ double part[kThreads];
+  double acc = 0;
+  const int64_t total = int64_t(world) * 2 * n;
+  for (int64_t i = blockIdx.x * int64_t(kThreads) + threadIdx.x; i < total; i += int64_t(gridDim.x) * kThreads) {
+    const int rank = int(i / (2 * n));
+    const int64_t j = i % (2 * n);
+    const double v = j < n ? mgk::gen_value(g, rank, j) : scaled_expert(mgk::gen_value(e, rank, j - n), ep);
+    acc += v * v;
+  }
+  part[threadIdx.x] = acc;
+  __syncthreads();
+  for (int w = kThreads / 2; w; w /= 2) {
+    if (threadIdx.x < w) part[threadIdx.x] += part[threadIdx.x + w];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) partial[blockIdx.x] = part[0];
+}
+
+__global__ void sum_partials_kernel(const double* partial, double* out) {
+  double acc = 0;
+  for (int b = 0; b < kPartials; ++b) acc += partial[b];
+  *out = acc;
+}
+}  // namespace
+
+// In fp64 from the regenerated (original) gradients, independent of the groups: the norm is
+// the square root of the world sum of g^2 and e'^2 (the maths the two-stage reduction
+// computes where the grid tiles the world), S = norm; the clipped gradients are g * coef and
+// e' * coef with coef = max_norm / norm (norm > max_norm always: norm >= sqrt(2 * 16 * 256
+// * 2) ~ 128), S = their |.|.
+MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t st) {
+  const int64_t n = a->inputs[0].numel;
+  const int ep = int(mgk::dim(ctx, "EP"));
+  mgk::oracle::Scratch scratch(st);
+  double* partial = scratch.get<double>(kPartials);
+  double* total = scratch.get<double>(1);
+  if (!scratch.ok()) return mgk::set_error(ctx, "oracle: out of device memory");
+  exact_partial_kernel<<<kPartials, kThreads, 0, st>>>(a->gens[0], a->gens[1], ctx->world_size, ep, n, partial);
+  MGK_LAUNCH_CHECK(ctx);
+  sum_partials_kernel<<<1, 1, 0, st>>>(partial, total);
+  MGK_LAUNCH_CHECK(ctx);
+  auto* norm_out = static_cast<double*>(a->expected[0]);
+  float* norm_scale = a->scale[0];
+  MGK_CUDA_TRY(ctx, mgk::oracle::for_each(
+                        1,
+                        [=] __device__(int64_t) {
+                          const double norm = sqrt(*total);
+                          *norm_out = norm;
+                          *norm_scale = float(norm);
+                        },
+                        st));
+  const int rank = ctx->rank;
+  for (int t = 0; t < 2; ++t) {
+    const mgk_input_gen gen = a->gens[t];
+    auto* x = static_cast<double*>(a->expected[1 + t]);
+    float* sc = a->scale[1 + t];
+    const bool expert = t == 1;
+    MGK_CUDA_TRY(ctx, mgk::oracle::for_each(
+                          n,
+                          [=] __device__(int64_t i) {
+                            const double norm = sqrt(*total);
+                            const double coef = norm > double(kMaxNorm) ? double(kMaxNorm) / norm : 1.0;
+                            const double v0 = mgk::gen_value(gen, rank, i);
+                            const double v = (expert ? scaled_expert(v0, ep) : v0) * coef;
+                            x[i] = v;
+                            sc[i] = float(fabs(v));
+                          },
+                          st));
+  }
+  return 0;
+}
