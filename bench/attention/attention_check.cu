@@ -177,6 +177,7 @@ int main() {
       {"pkb ring W=2 diag causal 8x8", 16, 8, 8, 8, 64, true, false},
       {"pkb ring W=2 off-diag 8x8", 16, 8, 8, 8, 64, false, false},
       {"pkb ring W=8 off-diag 2x2", 16, 8, 2, 2, 64, false, false},
+      {"pkb ring W=16 diag causal 1x1", 16, 8, 1, 1, 64, true, false},
       {"ulysses per-token heads 4x4", 16 * 16, 1, 4, 4, 64, false, false},
       {"medium causal 2x1024 BSHD", 8, 8, 1024, 1024, 64, true, false},
       {"medium causal 2x1024 BHSD", 8, 8, 1024, 1024, 64, true, true},

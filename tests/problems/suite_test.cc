@@ -104,6 +104,7 @@ TEST(Suite, PkbPresetsHaveParallelKernelBenchsDims) {
       {"quant/blocked_fp8_quantize", {{"M", 1024}, {"N", 1024}, {"NB", 8}}},
       {"quant/blocked_fp8_dequantize", {{"M", 1024}, {"N", 1024}, {"NBLK", 8192}}},
       {"dp/clip_grad_norm_no_ep", {{"M", 1024}, {"N", 1024}}},
+      {"attention/ring_attention", {{"B", 16}, {"S", 2}, {"T", 16}, {"H", 8}, {"D", 64}}},
   };
   for (const auto& w : wants) {
     SCOPED_TRACE(w.problem);
