@@ -134,6 +134,7 @@ TEST(Suite, PkbPresetsHaveParallelKernelBenchsDims) {
       {"dp/clip_grad_norm_ep", {{"M", 1024}, {"N", 1024}, {"EP", 4}}},
       {"quant/fp8_reduce_scatter_grads", {{"P", 4096}, {"H", 16}}},
       {"quant/fp8_allgather_params", {{"P", 4096}, {"H", 16}}},
+      {"attention/ring_attention", {{"B", 16}, {"S", 2}, {"T", 16}, {"H", 8}, {"D", 64}}},
   };
   for (const auto& w : wants) {
     SCOPED_TRACE(w.problem);
