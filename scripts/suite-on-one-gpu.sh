@@ -16,7 +16,8 @@
 #      once (default 2: memory); SKIP_LARGE=1 leaves them out.
 # Usage: scripts/suite-on-one-gpu.sh OUT [BIN]   (BIN: a build dir or a folder with mgk)
 #   PROBLEMS  comma-separated globs (default: every problem but the collectives)
-#   JOBS      evaluations at once (default 4); WORLDS (default "2 4 8")
+#   JOBS      evaluations at once (default 4); WORLDS (default "2 4 8"); STAGES (default
+#             "1 2 3 4 5": which of the above run, e.g. "2 3" to finish a visit cut short)
 # Prints one line per evaluation and a summary; exits 1 when any verdict is not the expected one
 # (OUT/bad-logs.txt lists their logs).
 set -uo pipefail
@@ -120,7 +121,7 @@ PY
 export -f run_one
 
 : > "$out/verdicts.txt"; : > "$out/bad-logs.txt"
-for n in 1 2 3 4 5; do
+for n in ${STAGES:-1 2 3 4 5}; do
   [ "$n" = 5 ] && parallel="${LARGE_JOBS:-2}" || parallel="${JOBS:-4}"
   xargs -a "$out/jobs$n.txt" -L 1 -P "$parallel" bash -c 'run_one "$@"' _ | tee -a "$out/verdicts.txt"
 done
