@@ -152,7 +152,8 @@ def functions_of_sass(path):
     return fns
 
 
-SLOT = re.compile(r"c\[0x4\]\[(0x[0-9a-f]+)\]")
+# cuobjdump prints slot 0 as the zero register: c[0x4][RZ].
+SLOT = re.compile(r"c\[0x4\]\[(0x[0-9a-f]+|RZ)\]")
 IMM = re.compile(r"(?<![\w\[])(0x[0-9a-f]+)(?![\w\]])")
 
 
@@ -164,7 +165,8 @@ def same_listing(text_b, text_h, bank_b, bank_h):
     if len(lb) != len(lh):
         return f"{len(lb)} vs {len(lh)} instructions"
     def canon(line, bank):
-        line = SLOT.sub(lambda m: "c[0x4][" + repr(bank.get(int(m.group(1), 16), m.group(1))) + "]", line)
+        slot = lambda text: 0 if text == "RZ" else int(text, 16)
+        line = SLOT.sub(lambda m: "c[0x4][" + repr(bank.get(slot(m.group(1)), m.group(1))) + "]", line)
         return IMM.sub(lambda m: repr(bank[int(m.group(1), 16)]) if int(m.group(1), 16) in bank else m.group(1), line)
     for a, b in zip(lb, lh):
         if a != b and canon(a, bank_b) != canon(b, bank_h):
