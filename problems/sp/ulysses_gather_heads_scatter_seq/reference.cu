@@ -9,74 +9,9 @@
 
 #include "mgk/oracle_gemm.cuh"
 #include "mgk/reference.h"
+#include "../ulysses_exchange.cuh"
 
 namespace {
-
-// dst[a*da + b*db + c] = src[a*sa + b*sb + c] for a < A, b < B, c < width: every strided
-// copy around the exchange (a pack before it, a concatenation after it) is one of these.
-// Strides and width in bytes; the widest vector (16 bytes down to 1) that every pointer,
-// stride and the width allow, one launch. A warp copies up to kTile vectors of one row, so
-// long rows spread over many warps and short ones cost one division per warp.
-namespace strided {
-constexpr int64_t kTile = 32 * 8;
-
-template <class V>
-__global__ void copy3d_kernel(const V* src, int64_t sa, int64_t sb, V* dst, int64_t da, int64_t db, int64_t A,
-                              int64_t B, int64_t width) {
-  const int64_t tiles = (width + kTile - 1) / kTile, tasks = A * B * tiles;
-  const int lane = threadIdx.x % 32;
-  for (int64_t t = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) / 32; t < tasks;
-       t += int64_t(gridDim.x) * (blockDim.x / 32)) {
-    const int64_t row = t / tiles, c0 = (t % tiles) * kTile, a = row / B, b = row % B;
-    const V* s = src + a * sa + b * sb;
-    V* d = dst + a * da + b * db;
-    const int64_t end = c0 + kTile < width ? c0 + kTile : width;
-#pragma unroll 4
-    for (int64_t c = c0 + lane; c < end; c += 32) d[c] = s[c];
-  }
-}
-
-template <class V>
-cudaError_t launch(const void* src, int64_t sa, int64_t sb, void* dst, int64_t da, int64_t db, int64_t A, int64_t B,
-                   int64_t width, cudaStream_t st) {
-  const int64_t v = sizeof(V), tiles = (width / v + kTile - 1) / kTile;
-  const int grid = int(std::min<int64_t>((A * B * tiles + 7) / 8, 132 * 16));
-  copy3d_kernel<V><<<grid, 256, 0, st>>>(static_cast<const V*>(src), sa / v, sb / v, static_cast<V*>(dst), da / v,
-                                         db / v, A, B, width / v);
-  return cudaGetLastError();
-}
-
-inline cudaError_t copy3d(const void* src, int64_t sa, int64_t sb, void* dst, int64_t da, int64_t db, int64_t A,
-                          int64_t B, int64_t width, cudaStream_t st) {
-  if (A <= 0 || B <= 0 || width <= 0) return cudaSuccess;
-  const uint64_t bits = reinterpret_cast<uintptr_t>(src) | reinterpret_cast<uintptr_t>(dst) | uint64_t(sa) |
-                        uint64_t(sb) | uint64_t(da) | uint64_t(db) | uint64_t(width);
-  if (bits % 16 == 0) return launch<uint4>(src, sa, sb, dst, da, db, A, B, width, st);
-  if (bits % 8 == 0) return launch<uint2>(src, sa, sb, dst, da, db, A, B, width, st);
-  if (bits % 4 == 0) return launch<unsigned>(src, sa, sb, dst, da, db, A, B, width, st);
-  if (bits % 2 == 0) return launch<unsigned short>(src, sa, sb, dst, da, db, A, B, width, st);
-  return launch<unsigned char>(src, sa, sb, dst, da, db, A, B, width, st);
-}
-}  // namespace strided
-
-// The all-to-all: `count` elements at send + p * send_stride go to rank p, and rank p's
-// chunk for this rank lands at recv + p * recv_stride (bytes); one NCCL group of sends and
-// receives, this rank's own chunk included (NCCL copies it locally).
-inline int exchange(mgk_ctx* ctx, const void* send, size_t send_stride, void* recv, size_t recv_stride, size_t count,
-                    mgk_dtype dtype, cudaStream_t st) {
-  const ncclDataType_t t = mgk::nccl_type(dtype);
-  MGK_NCCL_STEP(ctx, ncclGroupStart());
-  for (int p = 0; p < ctx->world_size; ++p) {
-    MGK_NCCL_STEP(ctx, ncclSend(static_cast<const char*>(send) + p * send_stride, count, t, p, mgk::comm(ctx), st));
-    MGK_NCCL_STEP(ctx, ncclRecv(static_cast<char*>(recv) + p * recv_stride, count, t, p, mgk::comm(ctx), st));
-  }
-  MGK_NCCL_STEP(ctx, ncclGroupEnd());
-  return 0;
-}
-
-// A chunk's slot in a staging buffer: its bytes rounded up to 256, so every slot is as
-// aligned as cudaMalloc's memory.
-inline size_t slot_bytes(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 struct State {
   void* send = nullptr;  // W slots; slot d: positions [d TL, (d + 1) TL) of x, B x TL x H x D, zero past T
@@ -95,7 +30,7 @@ State& state(mgk_ctx* ctx) { return *static_cast<State*>(ctx->state); }
 MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
   auto* s = new State;
   ctx->state = s;
-  s->slot = slot_bytes(size_t(ctx->outputs[0].numel / ctx->world_size) * mgk::dtype_size(ctx->outputs[0].dtype));
+  s->slot = sp::slot_bytes(size_t(ctx->outputs[0].numel / ctx->world_size) * mgk::dtype_size(ctx->outputs[0].dtype));
   MGK_CUDA_TRY(ctx, cudaMalloc(&s->send, s->slot * ctx->world_size));
   MGK_CUDA_TRY(ctx, cudaMalloc(&s->recv, s->slot * ctx->world_size));
   MGK_CUDA_TRY(ctx, cudaMemset(s->send, 0, s->slot * ctx->world_size));  // the padding, for good
@@ -113,13 +48,13 @@ MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor
   // Pack: slot d [b][t] = x[b][d TL + t] for d TL + t < T: destinations [0, full) whole, then
   // rank `full` gets the `rest` positions left (when T % W != 0), the ones after it nothing.
   const int64_t full = std::min<int64_t>(w, T / TL), rest = T - full * TL;
-  MGK_CUDA_TRY(ctx, strided::copy3d(in[0].data, TL * row, T * row, s.send, slot, TL * row, full, B, TL * row, st));
+  MGK_CUDA_TRY(ctx, sp::copy3d(in[0].data, TL * row, T * row, s.send, slot, TL * row, full, B, TL * row, st));
   if (full < w && rest > 0)
-    MGK_CUDA_TRY(ctx, strided::copy3d(static_cast<const char*>(in[0].data) + full * TL * row, 0, T * row,
+    MGK_CUDA_TRY(ctx, sp::copy3d(static_cast<const char*>(in[0].data) + full * TL * row, 0, T * row,
                                       static_cast<char*>(s.send) + full * slot, 0, TL * row, 1, B, rest * row, st));
-  if (int rc = exchange(ctx, s.send, s.slot, s.recv, s.slot, size_t(B * TL * H * D), in[0].dtype, st)) return rc;
+  if (int rc = sp::exchange(ctx, s.send, s.slot, s.recv, s.slot, size_t(B * TL * H * D), in[0].dtype, st)) return rc;
   // Unpack: y[b][t][p H ..] = slot p [b][t]: a = (b, t), b = p.
-  MGK_CUDA_TRY(ctx, strided::copy3d(s.recv, row, slot, out[0].data, w * row, row, B * TL, w, row, st));
+  MGK_CUDA_TRY(ctx, sp::copy3d(s.recv, row, slot, out[0].data, w * row, row, B * TL, w, row, st));
   return 0;
 }
 
