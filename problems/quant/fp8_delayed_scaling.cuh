@@ -1,0 +1,80 @@
+// What the two delayed-scaling references share (problems/quant/fp8_allgather_params and
+// fp8_reduce_scatter_grads): ParallelKernelBench's amax history, scale and e4m3 round trip on
+// the reference's side, the amax and the exact e4m3 value on the oracle's. Kept beside the
+// problems, so the model sees it with the reference that includes it.
+#pragma once
+#include <cub/cub.cuh>
+#include <cuda_fp8.h>
+
+#include "mgk/fp8.cuh"
+#include "mgk/oracle_gemm.cuh"
+#include "mgk/reference.h"
+
+namespace quant {
+
+constexpr float kE4m3Max = 448.0f;
+constexpr float kNoSatLimit = 464.0f;  // largest |q| that still rounds to 448 (a tie, to even)
+
+struct Abs {
+  __device__ float operator()(__nv_bfloat16 v) const { return fabsf(__bfloat162float(v)); }
+};
+
+// float8_e4m3fn(q) as PyTorch casts (non-saturating RNE), then back to fp32 (exact).
+__device__ float e4m3_round_trip(float q) {
+  __nv_fp8_storage_t b = __nv_cvt_float_to_fp8(q, __NV_SATFINITE, __NV_E4M3);
+  if (fabsf(q) > kNoSatLimit) b = __nv_fp8_storage_t(0x7F | (signbit(q) ? 0x80 : 0));
+  return __half2float(__half(__nv_cvt_fp8_to_halfraw(b, __NV_E4M3)));
+}
+
+// The history update and the scale: one warp, slot k per lane k (H <= 32).
+__global__ void history_kernel(const __nv_bfloat16* hist, int h, float* amax_scale, __nv_bfloat16* new_hist) {
+  const int k = threadIdx.x;
+  float v = -INFINITY;
+  if (k < h) {
+    const __nv_bfloat16 slot = k + 1 < h ? hist[k + 1] : __float2bfloat16_rn(amax_scale[0]);
+    new_hist[k] = slot;
+    v = __bfloat162float(slot);
+  }
+  for (int o = 16; o; o /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  // clamp(min=1e-12) on the bf16 max, in fp32 and rounded back to bf16, then to fp32 / 448.
+  if (k == 0) amax_scale[1] = __fdiv_rn(__bfloat162float(__float2bfloat16_rn(fmaxf(v, 1e-12f))), kE4m3Max);
+}
+
+__global__ void round_trip_kernel(const __nv_bfloat16* x, __nv_bfloat16* y, int64_t n, const float* amax_scale) {
+  const float scale = amax_scale[1];
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    const float q = __fdiv_rn(__bfloat162float(x[i]), scale);
+    y[i] = __float2bfloat16_rn(__fmul_rn(e4m3_round_trip(q), scale));
+  }
+}
+
+int grid_for(mgk_ctx* ctx, int64_t n) { return int(std::max<int64_t>(1, std::min<int64_t>((n + 255) / 256, int64_t(ctx->num_sms) * 16))); }
+
+// ---- the oracle's side
+
+constexpr int kOracleThreads = 256;
+
+// partial[r * kPartials + b]: block b's share of max |x| of rank r = blockIdx.y (x: input `g`).
+template <int kPartials>
+__global__ void amax_partial_kernel(mgk_input_gen g, int64_t n, double* partial) {
+  __shared__ double part[kOracleThreads];
+  const int r = blockIdx.y;
+  double m = 0;
+  for (int64_t i = blockIdx.x * int64_t(kOracleThreads) + threadIdx.x; i < n; i += int64_t(gridDim.x) * kOracleThreads)
+    m = fmax(m, fabs(mgk::gen_value(g, r, i)));
+  part[threadIdx.x] = m;
+  __syncthreads();
+  for (int w = kOracleThreads / 2; w; w /= 2) {
+    if (threadIdx.x < w) part[threadIdx.x] = fmax(part[threadIdx.x], part[threadIdx.x + w]);
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) partial[r * kPartials + blockIdx.x] = part[0];
+}
+
+// The e4m3 value nearest q (an fp32 value), ties to even, NaN beyond 464: CUDA's
+// non-saturating conversion of the double, the format's definition (tests/sandbox/fp8_test.cc
+// checks the same conversion, saturating, against it).
+__device__ double e4m3_exact(double q) {
+  return mgk::fp8_to_double(MGK_E4M3, uint8_t(__nv_cvt_double_to_fp8(q, __NV_NOSAT, __NV_E4M3)));
+}
+}  // namespace quant
