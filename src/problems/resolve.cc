@@ -1,6 +1,8 @@
 #include "problems/resolve.h"
 
 #include <algorithm>
+#include <regex>
+#include <set>
 #include <tuple>
 
 #include "common/error.h"
@@ -122,8 +124,27 @@ Resolved resolve(const Spec& spec, const std::string& size, const std::string& d
   return r;
 }
 
+namespace {
+
+// The dims a tensor's rows are made of: those named in the last dimension of some tensor's
+// shape (["W * C"]: C, a chunk per peer; [B, S, D]: D). A batch or head count is not a
+// length in memory, so its bytes say nothing about tails.
+std::set<std::string> row_dims(const Spec& spec) {
+  static const std::regex name(R"([A-Za-z_]\w*)");
+  std::set<std::string> out;
+  for (const auto* group : {&spec.inputs, &spec.outputs})
+    for (const auto& t : *group)
+      if (!t.shape.empty())
+        for (std::sregex_iterator it(t.shape.back().begin(), t.shape.back().end(), name), end; it != end; ++it)
+          out.insert(it->str());
+  return out;
+}
+
+}  // namespace
+
 std::vector<std::string> tail_sizes(const Spec& spec, const std::vector<std::string>& sizes,
                                     const std::string& dtype, int world_size) {
+  const std::set<std::string> rows = row_dims(spec);
   std::vector<std::string> out;
   for (const auto& size : sizes) {
     std::string found;
@@ -134,10 +155,10 @@ std::vector<std::string> tail_sizes(const Spec& spec, const std::vector<std::str
           if (found.empty() && (t.numel * dtype_bytes(t.dtype)) % 16 != 0)
             found = size + " (" + t.name + ": " + std::to_string(t.numel * dtype_bytes(t.dtype)) + " B on rank " +
                     std::to_string(rank) + ")";
-      // A chunk per peer (a dim such as C) whose bytes break 16-byte vectors is a tail too,
-      // even when the whole tensor's bytes are a multiple of 16.
+      // A row or a chunk per peer (a dim such as C) whose bytes break 16-byte vectors is a
+      // tail too, even when the whole tensor's bytes are a multiple of 16.
       for (const auto& [name, value] : r.dims) {
-        if (!found.empty() || name == "W" || name == "R") continue;
+        if (!found.empty() || name == "W" || name == "R" || !rows.count(name)) continue;
         const long long bytes = (long long)value * dtype_bytes(r.dtype);
         if (bytes % 16 != 0)
           found = size + " (" + name + " = " + std::to_string((long long)value) + ": " + std::to_string(bytes) + " B)";
