@@ -76,9 +76,14 @@ if [ "${REFERENCE_W1:-0}" = 1 ]; then
   rm -rf "$w1" && mkdir -p "$w1"
   for f in "$root"/*; do [ "$(basename "$f")" != problems ] && ln -s "$f" "$w1/"; done
   cp -r "$root/problems" "$w1/problems"
-  while read -r name; do
-    sed -i -E 's/("world_size": *\{ *"min": *)[0-9]+/\11/' "$w1/problems/$name/problem.json"
-  done < "$out/selected.txt"
+  python3 - "$w1/problems" "$out/selected.txt" <<'PY'
+import json, sys
+for name in open(sys.argv[2]).read().split():
+    path = f"{sys.argv[1]}/{name}/problem.json"
+    spec = json.load(open(path))
+    spec["world_size"]["min"] = 1
+    json.dump(spec, open(path, "w"), indent=1)
+PY
 fi
 
 # run_one EXPECT NAME WORLD PRESETS KERNEL [DEFINE]: one evaluation, one line.
