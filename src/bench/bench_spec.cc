@@ -1,6 +1,7 @@
 #include "bench/bench_spec.h"
 
 #include <algorithm>
+#include <map>
 
 #include "common/error.h"
 #include "problems/catalog.h"
@@ -65,9 +66,14 @@ BenchSpec BenchSpec::from_json(const nlohmann::json& j, int64_t run_id) {
 std::vector<std::string> expand_problems(const std::string& glob) {
   std::vector<std::string> names = problems::match(glob);
   if (names.empty()) {
-    std::string all;
-    for (const auto& n : problems::list_names()) all += (all.empty() ? "" : ", ") + n;
-    throw UsageError("--problems '" + glob + "' matches no problem (the suite: " + all + ")");
+    // The categories, not 50-odd names: globs are written per category ("tp/*").
+    std::map<std::string, int> per_category;
+    const auto all = problems::list_names();
+    for (const auto& n : all) ++per_category[n.substr(0, n.find('/'))];
+    std::string categories;
+    for (const auto& [c, k] : per_category) categories += (categories.empty() ? "" : ", ") + c + "/ (" + std::to_string(k) + ")";
+    throw UsageError("--problems '" + glob + "' matches no problem; the suite's " + std::to_string(all.size()) +
+                     " are in " + categories + " ('mgk problems' lists them)");
   }
   std::sort(names.begin(), names.end());
   return names;

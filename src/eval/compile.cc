@@ -165,10 +165,10 @@ CompileResult compile(const CompileRequest& req) {
   if (!req.problem_dir.empty()) flags.push_back("-I" + req.problem_dir.string());
   for (const auto& d : req.defines) flags.push_back("-D" + d);
   for (const auto& f : req.extra_flags) flags.push_back(f);
-  // cuDNN for attention, on the same terms as cuBLAS: the references use it, and so may a
-  // candidate (the task is the communication, not re-deriving flash attention).
-  std::vector<std::string> libs = {"-lcublas", "-lcublasLt", "-lcudnn"};
-  if (req.is_reference) libs.push_back("-lnccl");
+  // cuDNN (attention) for the references only: it can deserialise execution plans, compiled
+  // device code the candidate checks (imports, PTX) would never see.
+  std::vector<std::string> libs = {"-lcublas", "-lcublasLt"};
+  if (req.is_reference) libs.insert(libs.end(), {"-lcudnn", "-lnccl"});
 
   // The exact bytes read above are what nvcc sees: a copy, under the name the user knows,
   // at a path that depends only on the bytes (the preprocessor writes it into its output,

@@ -47,7 +47,6 @@ const char* const kAllowedPatterns[] = {
     R"(__cuda\w*)",      // the runtime's kernel registration, emitted by nvcc
     R"(cu[A-Z]\w*)",     // the CUDA driver API
     R"(cublas\w*)",      // cuBLAS and cuBLASLt
-    R"(cudnn\w*)",       // cuDNN (the references' attention: a candidate may use the same library)
     R"(_Z\w+)",          // C++ (libstdc++), minus what is refused above
     R"(__cxa_\w+|__gxx_personality_v0|_Unwind_\w+|__dso_handle|__stack_chk_fail|__assert_fail|_ITM_\w+|__gmon_start__|__tls_get_addr|__errno_location)",
     // libc: memory and strings
@@ -60,7 +59,7 @@ const char* const kAllowedPatterns[] = {
     R"((sqrt|cbrt|exp|exp2|expm1|log|log2|log10|log1p|pow|sin|cos|tan|asin|acos|atan|atan2|sinh|cosh|tanh|erf|erfc|fabs|floor|ceil|round|lround|llround|trunc|fmod|fmax|fmin|frexp|ldexp|modf|hypot|nearbyint|rint|lrint|llrint|copysign|nextafter|remainder|scalbn|ilogb|logb|tgamma|lgamma|fma)[fl]?)",
 };
 
-const char* const kAllowedLibraries = R"((libcudart|libcuda|libcublas|libcublasLt|libcudnn|libstdc\+\+|libm|libgcc_s|libc|libdl|libpthread|librt)\.so(\.\d+)*|ld-linux-x86-64\.so\.2)";
+const char* const kAllowedLibraries = R"((libcudart|libcuda|libcublas|libcublasLt|libstdc\+\+|libm|libgcc_s|libc|libdl|libpthread|librt)\.so(\.\d+)*|ld-linux-x86-64\.so\.2)";
 
 template <typename T>
 T read_at(const std::string& bytes, size_t offset) {
@@ -120,7 +119,7 @@ std::optional<ImportViolation> check_imports(const ElfLinkage& linkage) {
       return ImportViolation{lib,
                              std::regex_search(lib, std::regex("nccl"))
                                  ? "candidates may not link NCCL: the task is to replace it"
-                                 : "candidates may link only the CUDA runtime and driver, cuBLAS, cuDNN and the C/C++ runtime",
+                                 : "candidates may link only the CUDA runtime and driver, cuBLAS and the C/C++ runtime",
                              true};
   static const std::vector<std::pair<std::regex, const char*>> refused = [] {
     std::vector<std::pair<std::regex, const char*>> v;
@@ -140,7 +139,7 @@ std::optional<ImportViolation> check_imports(const ElfLinkage& linkage) {
       if (std::regex_match(sym, re)) ok = true;
     if (!ok)
       return ImportViolation{sym,
-                             "not on the list of what a candidate may call (the CUDA runtime and driver, cuBLAS, cuDNN, "
+                             "not on the list of what a candidate may call (the CUDA runtime and driver, cuBLAS, "
                              "and the basics of libc, libm and libstdc++)",
                              false};
   }

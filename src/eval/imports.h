@@ -1,6 +1,6 @@
 // What a built candidate library may link against, judged on the library itself: its
 // dynamic symbol imports and the shared libraries it needs, against an allow-list (the CUDA
-// runtime and driver, cuBLAS, cuDNN, and the basics of libc, libm and libstdc++). Code loading,
+// runtime and driver, cuBLAS, and the basics of libc, libm and libstdc++). Code loading,
 // NCCL, starting processes or threads, raw system calls, memory protection changes, sockets
 // and process control are refused by name; anything else not on the list is refused too.
 // Candidates link the CUDA runtime as a shared library, so these imports are the

@@ -152,7 +152,8 @@ std::vector<std::string> tail_sizes(const Spec& spec, const std::vector<std::str
       Resolved r = resolve(spec, size, dtype, world_size, rank);
       for (const auto* group : {&r.inputs, &r.outputs})
         for (const auto& t : *group)
-          if (found.empty() && (t.numel * dtype_bytes(t.dtype)) % 16 != 0)
+          // A scalar (shape []) is one value, not a row a vector can overrun.
+          if (found.empty() && !t.shape.empty() && (t.numel * dtype_bytes(t.dtype)) % 16 != 0)
             found = size + " (" + t.name + ": " + std::to_string(t.numel * dtype_bytes(t.dtype)) + " B on rank " +
                     std::to_string(rank) + ")";
       // A row or a chunk per peer (a dim such as C) whose bytes break 16-byte vectors is a

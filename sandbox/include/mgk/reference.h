@@ -23,8 +23,13 @@ inline ncclDataType_t nccl_type(mgk_dtype t) {
     case MGK_I32: return ncclInt32;
     case MGK_I64: return ncclInt64;
     case MGK_U8: return ncclUint8;
-    case MGK_E4M3: return ncclFloat8e4m3;  // NCCL 2.24+
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 24, 0)
+    case MGK_E4M3: return ncclFloat8e4m3;
     case MGK_E5M2: return ncclFloat8e5m2;
+#else
+    case MGK_E4M3:
+    case MGK_E5M2: return ncclUint8;  // bytes: only data movement is valid for fp8 before 2.24
+#endif
   }
   return ncclFloat32;
 }
