@@ -135,6 +135,7 @@ TEST(Suite, PkbPresetsHaveParallelKernelBenchsDims) {
       {"quant/fp8_reduce_scatter_grads", {{"P", 4096}, {"H", 16}}},
       {"quant/fp8_allgather_params", {{"P", 4096}, {"H", 16}}},
       {"attention/ring_attention", {{"B", 16}, {"S", 2}, {"T", 16}, {"H", 8}, {"D", 64}}},
+      {"attention/ulysses_attention_e2e", {{"B", 16}, {"S", 2}, {"T", 16}, {"HL", 1}, {"H", 8}, {"D", 64}, {"E", 512}}},
   };
   for (const auto& w : wants) {
     SCOPED_TRACE(w.problem);
