@@ -4,13 +4,15 @@
 # mgk-harness, gpu_tests and mgk-microbench built elsewhere).
 # Usage: scripts/device-check.sh OUT [BIN] [STEPS]
 #   MGK_TEST_WORLD=4 (or 8) runs the GPU tests and the benchmarks at that world size.
-#   STEPS: comma-separated subset of: env,doctor,calibrate,tests,agent,bench,shared,suite,tune,repeat,overhead,
+#   STEPS: comma-separated subset of: env,doctor,calibrate,tests,agent,bench,shared,problems,suite,tune,repeat,overhead,
 #          showcase,microbench (shared and suite: ranks sharing GPU 0, so one GPU is enough; not in the
 #          default set. suite: `mgk bench` over the whole suite, 2 samples, a scripted model; it needs
 #          bench_tests in BIN and leaves bench-gpu-report.{md,json,html} in OUT)
 #          badcands: every bad candidate with ranks sharing GPU 0, one verdict line each.
 #          sandbox: the candidate sandbox's CPU test, run here too (no bubblewrap here: namespaces).
 #          primitives: the primitives' device unit tests (tests/primitives), ranks sharing GPU 0.
+#          problems: every compute problem with ranks sharing GPU 0 (scripts/suite-on-one-gpu.sh:
+#          PROBLEMS, STAGES, SKIP_LARGE, JOBS pass through; REFERENCE_W1 defaults to 1).
 # Ends with one line per step (passed, failed, skipped) and exits non-zero when any step failed.
 # MGK_HARNESS overrides the harness (e.g. a broken one, to see the GPU tests fail, not skip).
 set -uo pipefail
@@ -122,6 +124,13 @@ fi
 if want primitives; then
   section "the primitives' device unit tests, every rank on GPU 0 (tests/primitives, W=2 and 4)"
   gtest primitives "$out/primitives.log" "$(tbin primitives_tests)"
+fi
+if want problems; then
+  section "every compute problem on GPU 0: plain candidates, degenerates, references at one rank (scripts/suite-on-one-gpu.sh)"
+  REFERENCE_W1="${REFERENCE_W1:-1}" JOBS="${JOBS:-8}" "$root/scripts/suite-on-one-gpu.sh" "$out/problems" "$bin" \
+    > "$out/problems.log" 2>&1
+  grep -E "^BAD|suite-on-one-gpu:" "$out/problems.log" | head -60
+  record problems "$(grep -c '^ok ' "$out/problems/verdicts.txt")" "$(grep -c '^BAD ' "$out/problems/verdicts.txt")" 0
 fi
 if want suite; then
   section "mgk bench: the whole suite, 2 samples, scripted model over loopback HTTP, every rank on GPU 0 (checked, not timed)"
