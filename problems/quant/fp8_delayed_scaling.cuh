@@ -77,4 +77,39 @@ __global__ void amax_partial_kernel(mgk_input_gen g, int64_t n, double* partial)
 __device__ double e4m3_exact(double q) {
   return mgk::fp8_to_double(MGK_E4M3, uint8_t(__nv_cvt_double_to_fp8(q, __NV_NOSAT, __NV_E4M3)));
 }
+
+// x through the round trip with `scale`, exactly as the reference rounds it: x / scale to
+// fp32, its e4m3 value, the product with scale to fp32, then to bf16.
+__device__ double recon_exact(double x, double scale) {
+  const double deq = e4m3_exact(double(float(x / scale)));
+  return mgk::round_to(MGK_BF16, double(float(deq * scale)));
+}
+
+// Every rank q's scale (scale[q], fp32 values as doubles) from its regenerated inputs: amax
+// over the `n` elements of input `g` (partial: W * kPartials doubles of scratch), the rolled
+// history of input `hg` (h slots) with amax last, its max clamped at 1e-12 and rounded to
+// bf16, over 448 in fp32; this rank's rolled history lands in e_hist.
+template <int kPartials>
+int oracle_scales(mgk_ctx* ctx, mgk_input_gen g, int64_t n, mgk_input_gen hg, int h, double* partial, double* e_hist,
+                  double* scale, cudaStream_t st) {
+  const int W = ctx->world_size, R = ctx->rank;
+  amax_partial_kernel<kPartials><<<dim3(kPartials, W), kOracleThreads, 0, st>>>(g, n, partial);
+  MGK_LAUNCH_CHECK(ctx);
+  MGK_CUDA_TRY(ctx, mgk::oracle::for_each(
+                        W,
+                        [=] __device__(int64_t q) {
+                          double amax = 0;
+                          for (int b = 0; b < kPartials; ++b) amax = fmax(amax, partial[q * kPartials + b]);
+                          double m = -INFINITY;
+                          for (int k = 0; k < h; ++k) {
+                            const double slot = k + 1 < h ? mgk::gen_value(hg, int(q), k + 1) : amax;
+                            if (q == R) e_hist[k] = slot;
+                            m = fmax(m, slot);
+                          }
+                          m = mgk::round_to(MGK_BF16, fmax(m, double(1e-12f)));
+                          scale[q] = double(float(m / 448.0));
+                        },
+                        st));
+  return 0;
+}
 }  // namespace quant

@@ -65,7 +65,7 @@ constexpr int kPartials = 64;  // the oracle's blocks per rank for amax
 // value, the fp32 product with scale_q (exact in fp64, then rounded to fp32) and its bf16
 // rounding: bit for bit what the reference computes. Both outputs are compared exactly.
 MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t st) {
-  const int W = ctx->world_size, R = ctx->rank;
+  const int W = ctx->world_size;
   const int64_t P = mgk::dim(ctx, "P");
   const int h = int(a->inputs[1].numel);
   const mgk_input_gen g = a->gens[0], hg = a->gens[1];
@@ -73,32 +73,16 @@ MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t s
   double* partial = scratch.get<double>(size_t(W) * kPartials);
   double* scale = scratch.get<double>(W);
   if (!scratch.ok()) return mgk::set_error(ctx, "oracle: out of device memory");
-  quant::amax_partial_kernel<kPartials><<<dim3(kPartials, W), quant::kOracleThreads, 0, st>>>(g, P, partial);
-  MGK_LAUNCH_CHECK(ctx);
-  auto* e_hist = static_cast<double*>(a->expected[1]);
-  MGK_CUDA_TRY(ctx, mgk::oracle::for_each(
-                        W,
-                        [=] __device__(int64_t q) {
-                          double amax = 0;
-                          for (int b = 0; b < kPartials; ++b) amax = fmax(amax, partial[q * kPartials + b]);
-                          double m = -INFINITY;
-                          for (int k = 0; k < h; ++k) {
-                            const double slot = k + 1 < h ? mgk::gen_value(hg, int(q), k + 1) : amax;
-                            if (q == R) e_hist[k] = slot;
-                            m = fmax(m, slot);
-                          }
-                          m = mgk::round_to(MGK_BF16, fmax(m, double(1e-12f)));
-                          scale[q] = double(float(m / 448.0));
-                        },
-                        st));
+  if (int rc = quant::oracle_scales<kPartials>(ctx, g, P, hg, h, partial, static_cast<double*>(a->expected[1]), scale, st))
+    return rc;
   auto* e = static_cast<double*>(a->expected[0]);
   MGK_CUDA_TRY(ctx, mgk::oracle::for_each(
                         int64_t(W) * P,
                         [=] __device__(int64_t i) {
                           const int q = int(i / P);
                           const double x = mgk::gen_value(g, q, i % P);
-                          const double deq = quant::e4m3_exact(double(float(x / scale[q])));
-                          e[i] = mgk::round_to(MGK_BF16, double(float(deq * scale[q])));
+                          const double v = quant::recon_exact(x, scale[q]);
+                          e[i] = v;
                         },
                         st));
   return 0;

@@ -85,24 +85,8 @@ MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t s
   double* partial = scratch.get<double>(size_t(W) * kPartials);
   double* scale = scratch.get<double>(W);
   if (!scratch.ok()) return mgk::set_error(ctx, "oracle: out of device memory");
-  quant::amax_partial_kernel<kPartials><<<dim3(kPartials, W), quant::kOracleThreads, 0, st>>>(g, n, partial);
-  MGK_LAUNCH_CHECK(ctx);
-  auto* e_hist = static_cast<double*>(a->expected[1]);
-  MGK_CUDA_TRY(ctx, mgk::oracle::for_each(
-                        W,
-                        [=] __device__(int64_t q) {
-                          double amax = 0;
-                          for (int b = 0; b < kPartials; ++b) amax = fmax(amax, partial[q * kPartials + b]);
-                          double m = -INFINITY;
-                          for (int k = 0; k < h; ++k) {
-                            const double slot = k + 1 < h ? mgk::gen_value(hg, int(q), k + 1) : amax;
-                            if (q == R) e_hist[k] = slot;
-                            m = fmax(m, slot);
-                          }
-                          m = mgk::round_to(MGK_BF16, fmax(m, double(1e-12f)));
-                          scale[q] = double(float(m / 448.0));
-                        },
-                        st));
+  if (int rc = quant::oracle_scales<kPartials>(ctx, g, n, hg, h, partial, static_cast<double*>(a->expected[1]), scale, st))
+    return rc;
   auto* e = static_cast<double*>(a->expected[0]);
   float* sc = a->scale[0];
   MGK_CUDA_TRY(ctx, mgk::oracle::for_each(
@@ -111,8 +95,7 @@ MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t s
                           double sum = 0, mag = 0;
                           for (int q = 0; q < W; ++q) {
                             const double x = mgk::gen_value(g, q, int64_t(R) * P + i);
-                            const double deq = quant::e4m3_exact(double(float(x / scale[q])));
-                            const double v = mgk::round_to(MGK_BF16, double(float(deq * scale[q])));
+                            const double v = quant::recon_exact(x, scale[q]);
                             sum += v;
                             mag += fabs(v);
                           }
