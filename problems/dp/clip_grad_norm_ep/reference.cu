@@ -10,21 +10,12 @@
 // sum only when EP divides W: at even W >= 4 (W / EP = 2) the grid is used; at W <= 3 (EP =
 // 1) PyTorch's version has no EP group and reduces the expert sum on the world, and so does
 // this one at odd W >= 5, where the grid does not tile the world.
-#include <cub/cub.cuh>
-
-#include "mgk/oracle_gemm.cuh"  // oracle::for_each, oracle::Scratch
-#include "mgk/reference.h"
+#include "../grad_norm.cuh"
 
 namespace {
 
-constexpr float kMaxNorm = 1.0f;
-
-struct Square {
-  __device__ float operator()(__nv_bfloat16 v) const {
-    const float f = __bfloat162float(v);
-    return f * f;
-  }
-};
+using gradnorm::kMaxNorm;
+using gradnorm::Square;
 
 struct State {
   float* sums = nullptr;  // [0] non-expert, [1] expert sum of squares
@@ -115,7 +106,7 @@ MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor
 }
 
 namespace {
-constexpr int kThreads = 256, kPartials = 1024;
+using gradnorm::kPartials, gradnorm::kThreads;
 
 // e' = bf16(e * fp32(1 / EP)): the expert gradient after the in-place averaging. The fp64
 // product of a bf16 and an fp32 value is exact, so float() of it is the fp32 product.
@@ -128,7 +119,6 @@ __device__ double scaled_expert(double e, int ep) {
 // Block b's share of sum over every rank of g^2 + e'^2 (fp64) into partial[b]; the flat index
 // runs over (rank, tensor, element).
 __global__ void exact_partial_kernel(mgk_input_gen g, mgk_input_gen e, int world, int ep, int64_t n, double* partial) {
-  __shared__ double part[kThreads];
   double acc = 0;
   const int64_t total = int64_t(world) * 2 * n;
   for (int64_t i = blockIdx.x * int64_t(kThreads) + threadIdx.x; i < total; i += int64_t(gridDim.x) * kThreads) {
@@ -137,19 +127,7 @@ __global__ void exact_partial_kernel(mgk_input_gen g, mgk_input_gen e, int world
     const double v = j < n ? mgk::gen_value(g, rank, j) : scaled_expert(mgk::gen_value(e, rank, j - n), ep);
     acc += v * v;
   }
-  part[threadIdx.x] = acc;
-  __syncthreads();
-  for (int w = kThreads / 2; w; w /= 2) {
-    if (threadIdx.x < w) part[threadIdx.x] += part[threadIdx.x + w];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) partial[blockIdx.x] = part[0];
-}
-
-__global__ void sum_partials_kernel(const double* partial, double* out) {
-  double acc = 0;
-  for (int b = 0; b < kPartials; ++b) acc += partial[b];
-  *out = acc;
+  gradnorm::store_block_sum(acc, partial);
 }
 }  // namespace
 
@@ -167,7 +145,7 @@ MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t s
   if (!scratch.ok()) return mgk::set_error(ctx, "oracle: out of device memory");
   exact_partial_kernel<<<kPartials, kThreads, 0, st>>>(a->gens[0], a->gens[1], ctx->world_size, ep, n, partial);
   MGK_LAUNCH_CHECK(ctx);
-  sum_partials_kernel<<<1, 1, 0, st>>>(partial, total);
+  gradnorm::sum_partials_kernel<<<1, 1, 0, st>>>(partial, total);
   MGK_LAUNCH_CHECK(ctx);
   auto* norm_out = static_cast<double*>(a->expected[0]);
   float* norm_scale = a->scale[0];

@@ -2,22 +2,13 @@
 // squares (CUB), the three norms squared and summed (fp32), an NCCL all-reduce of that one
 // float, the square root, and every gradient scaled in place by max_norm / total_norm when
 // the norm exceeds max_norm. PyTorch's host-side `if` becomes a device-side test: no sync.
-#include <cub/cub.cuh>
-
-#include "mgk/oracle_gemm.cuh"  // oracle::for_each, oracle::Scratch
-#include "mgk/reference.h"
+#include "../grad_norm.cuh"
 
 namespace {
 
-constexpr float kMaxNorm = 1.0f;
+using gradnorm::kMaxNorm;
+using gradnorm::Square;
 constexpr int kGrads = 3;
-
-struct Square {
-  __device__ float operator()(__nv_bfloat16 v) const {
-    const float f = __bfloat162float(v);
-    return f * f;
-  }
-};
 
 struct State {
   float* sums = nullptr;  // [kGrads] per-gradient sums of squares, then [kGrads] the total
@@ -86,13 +77,12 @@ MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor
 }
 
 namespace {
-constexpr int kThreads = 256, kPartials = 1024;
+using gradnorm::kPartials, gradnorm::kThreads;
 
 // Block b's share of the sum over every rank and gradient of g^2 (fp64) into partial[b];
 // the flat index runs over (rank, gradient, element).
 __global__ void exact_partial_kernel(mgk_input_gen g0, mgk_input_gen g1, mgk_input_gen g2, int world, int64_t n,
                                      double* partial) {
-  __shared__ double part[kThreads];
   const mgk_input_gen gens[kGrads] = {g0, g1, g2};
   double acc = 0;
   const int64_t total = int64_t(world) * kGrads * n;
@@ -101,19 +91,7 @@ __global__ void exact_partial_kernel(mgk_input_gen g0, mgk_input_gen g1, mgk_inp
     const double v = mgk::gen_value(gens[(i % per_rank) / n], int(i / per_rank), i % n);
     acc += v * v;
   }
-  part[threadIdx.x] = acc;
-  __syncthreads();
-  for (int w = kThreads / 2; w; w /= 2) {
-    if (threadIdx.x < w) part[threadIdx.x] += part[threadIdx.x + w];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) partial[blockIdx.x] = part[0];
-}
-
-__global__ void sum_partials_kernel(const double* partial, double* out) {
-  double acc = 0;
-  for (int b = 0; b < kPartials; ++b) acc += partial[b];
-  *out = acc;
+  gradnorm::store_block_sum(acc, partial);
 }
 }  // namespace
 
@@ -128,7 +106,7 @@ MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t s
   if (!scratch.ok()) return mgk::set_error(ctx, "oracle: out of device memory");
   exact_partial_kernel<<<kPartials, kThreads, 0, st>>>(a->gens[0], a->gens[1], a->gens[2], ctx->world_size, n, partial);
   MGK_LAUNCH_CHECK(ctx);
-  sum_partials_kernel<<<1, 1, 0, st>>>(partial, total);
+  gradnorm::sum_partials_kernel<<<1, 1, 0, st>>>(partial, total);
   MGK_LAUNCH_CHECK(ctx);
   auto* norm_out = static_cast<double*>(a->expected[0]);
   float* norm_scale = a->scale[0];
