@@ -75,4 +75,24 @@ inline int exchange(mgk_ctx* ctx, const void* send, size_t send_stride, void* re
 // aligned as cudaMalloc's memory.
 inline size_t slot_bytes(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
+// The staging of an exchange that packs before it and unpacks after it: W send slots and W
+// receive slots of `slot` bytes each (one chunk, rounded up by slot_bytes).
+struct Staging {
+  void* send = nullptr;
+  void* recv = nullptr;
+  size_t slot = 0;
+  Staging() = default;
+  Staging(const Staging&) = delete;
+  Staging& operator=(const Staging&) = delete;
+  ~Staging() {
+    cudaFree(send);
+    cudaFree(recv);
+  }
+  cudaError_t allocate(int world, size_t chunk_bytes) {
+    slot = slot_bytes(chunk_bytes);
+    cudaError_t e = cudaMalloc(&send, slot * world);
+    return e != cudaSuccess ? e : cudaMalloc(&recv, slot * world);
+  }
+};
+
 }  // namespace sp

@@ -13,15 +13,9 @@
 
 namespace {
 
-struct State {
-  void* send = nullptr;  // W slots; slot d: positions [d TL, (d + 1) TL) of x, B x TL x H x D, zero past T
-  void* recv = nullptr;  // W slots; slot s: rank s's B x TL x H x D for this rank's positions
-  size_t slot = 0;
-  ~State() {
-    cudaFree(send);
-    cudaFree(recv);
-  }
-};
+// send: W slots; slot d: positions [d TL, (d + 1) TL) of x, B x TL x H x D, zero past T
+// recv: W slots; slot s: rank s's B x TL x H x D for this rank's positions
+using State = sp::Staging;
 
 State& state(mgk_ctx* ctx) { return *static_cast<State*>(ctx->state); }
 
@@ -30,9 +24,8 @@ State& state(mgk_ctx* ctx) { return *static_cast<State*>(ctx->state); }
 MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
   auto* s = new State;
   ctx->state = s;
-  s->slot = sp::slot_bytes(size_t(ctx->outputs[0].numel / ctx->world_size) * mgk::dtype_size(ctx->outputs[0].dtype));
-  MGK_CUDA_TRY(ctx, cudaMalloc(&s->send, s->slot * ctx->world_size));
-  MGK_CUDA_TRY(ctx, cudaMalloc(&s->recv, s->slot * ctx->world_size));
+  MGK_CUDA_TRY(ctx, s->allocate(ctx->world_size, size_t(ctx->outputs[0].numel / ctx->world_size) *
+                                                      mgk::dtype_size(ctx->outputs[0].dtype)));
   MGK_CUDA_TRY(ctx, cudaMemset(s->send, 0, s->slot * ctx->world_size));  // the padding, for good
   return 0;
 }

@@ -10,15 +10,9 @@
 
 namespace {
 
-struct State {
-  void* send = nullptr;  // W slots; slot d: x's heads [d HL, (d + 1) HL), B x T x HL x D
-  void* recv = nullptr;  // W slots; slot s: rank s's B x T x HL x D for this rank's heads
-  size_t slot = 0;
-  ~State() {
-    cudaFree(send);
-    cudaFree(recv);
-  }
-};
+// send: W slots; slot d: x's heads [d HL, (d + 1) HL), B x T x HL x D
+// recv: W slots; slot s: rank s's B x T x HL x D for this rank's heads
+using State = sp::Staging;
 
 State& state(mgk_ctx* ctx) { return *static_cast<State*>(ctx->state); }
 
@@ -27,9 +21,8 @@ State& state(mgk_ctx* ctx) { return *static_cast<State*>(ctx->state); }
 MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
   auto* s = new State;
   ctx->state = s;
-  s->slot = sp::slot_bytes(size_t(ctx->inputs[0].numel / ctx->world_size) * mgk::dtype_size(ctx->inputs[0].dtype));
-  MGK_CUDA_TRY(ctx, cudaMalloc(&s->send, s->slot * ctx->world_size));
-  MGK_CUDA_TRY(ctx, cudaMalloc(&s->recv, s->slot * ctx->world_size));
+  MGK_CUDA_TRY(ctx, s->allocate(ctx->world_size, size_t(ctx->inputs[0].numel / ctx->world_size) *
+                                                      mgk::dtype_size(ctx->inputs[0].dtype)));
   return 0;
 }
 
