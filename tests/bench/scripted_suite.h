@@ -23,8 +23,8 @@
 namespace mgk::bench::testing {
 
 // The source at `path` (below tests/) as one file: the candidates' shared headers
-// (plain_mlp.cuh, moe_plain.cuh, plain_compute.cuh, simple_common.cuh) pasted in where they
-// are included.
+// (plain_mlp.cuh, moe_plain.cuh, fp8_plain.cuh, plain_compute.cuh, simple_common.cuh) pasted
+// in where they are included.
 inline std::string one_file(const std::string& path) {
   const auto dir = test::tests_dir();
   auto body_of = [&](const std::string& header) {
@@ -41,8 +41,9 @@ inline std::string one_file(const std::string& path) {
       }
     }
   };
-  paste("plain_mlp.cuh");      // first: these two include plain_compute.cuh
+  paste("plain_mlp.cuh");      // first: these three include plain_compute.cuh
   paste("moe_plain.cuh");
+  paste("fp8_plain.cuh");
   paste("plain_compute.cuh");  // then: it includes simple_common.cuh
   paste("simple_common.cuh");
   return src;

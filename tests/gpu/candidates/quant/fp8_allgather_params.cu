@@ -2,48 +2,11 @@
 // and the scale (one thread), every element's e4m3 round trip (CUDA's non-saturating
 // round-to-nearest-even conversion, as float8_e4m3fn casts) into symmetric workspace; after a
 // barrier every rank copies every rank's reconstructed shard into its slot of the output.
-#include <cuda_fp8.h>
-
-#include "../plain_compute.cuh"
+#include "../fp8_plain.cuh"
 
 namespace {
-constexpr int kThreads = 256, kPartials = 256;
-
-__global__ void amax_partial_kernel(const __nv_bfloat16* x, int64_t n, float* partial) {
-  __shared__ float part[kThreads];
-  float m = 0;
-  for (int64_t i = blockIdx.x * int64_t(kThreads) + threadIdx.x; i < n; i += int64_t(gridDim.x) * kThreads)
-    m = fmaxf(m, fabsf(__bfloat162float(x[i])));
-  part[threadIdx.x] = m;
-  __syncthreads();
-  for (int w = kThreads / 2; w; w /= 2) {
-    if (threadIdx.x < w) part[threadIdx.x] = fmaxf(part[threadIdx.x], part[threadIdx.x + w]);
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) partial[blockIdx.x] = part[0];
-}
-
-// new_hist = hist rolled left, amax last; scale[0] = fp32(bf16(max(max(new_hist), 1e-12))) / 448.
-__global__ void history_kernel(const float* partial, const __nv_bfloat16* hist, int h, __nv_bfloat16* new_hist,
-                               float* scale) {
-  float amax = 0;
-  for (int b = 0; b < kPartials; ++b) amax = fmaxf(amax, partial[b]);
-  float m = -INFINITY;
-  for (int k = 0; k < h; ++k) {
-    new_hist[k] = k + 1 < h ? hist[k + 1] : __float2bfloat16(amax);
-    m = fmaxf(m, __bfloat162float(new_hist[k]));
-  }
-  *scale = __bfloat162float(__float2bfloat16(fmaxf(m, 1e-12f))) / 448.0f;  // IEEE division (nvcc's default)
-}
-
-__global__ void round_trip_kernel(const __nv_bfloat16* x, __nv_bfloat16* y, int64_t n, const float* scale_p) {
-  const float scale = *scale_p;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    const __nv_fp8_storage_t q = __nv_cvt_float_to_fp8(__bfloat162float(x[i]) / scale, __NV_NOSAT, __NV_E4M3);
-    const float deq = __half2float(__half(__nv_cvt_fp8_to_halfraw(q, __NV_E4M3)));
-    y[i] = __float2bfloat16(deq * scale);
-  }
-}
+using fp8_plain::kThreads;
+constexpr int kPartials = 256;
 }  // namespace
 
 MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
@@ -59,12 +22,12 @@ MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor
   auto* partial = static_cast<float*>(st.local[0]);
   auto* scale = static_cast<float*>(st.local[1]);
   MGK_CUDA_TRY(ctx, simple::barrier(ctx, s));  // no peer still reads this rank's workspace of the last call
-  amax_partial_kernel<<<kPartials, kThreads, 0, s>>>(x, P, partial);
+  fp8_plain::amax_partial_kernel<kPartials><<<kPartials, kThreads, 0, s>>>(x, P, partial);
   MGK_LAUNCH_CHECK(ctx);
-  history_kernel<<<1, 1, 0, s>>>(partial, static_cast<const __nv_bfloat16*>(in[1].data), int(in[1].numel),
+  fp8_plain::history_kernel<kPartials><<<1, 1, 0, s>>>(partial, static_cast<const __nv_bfloat16*>(in[1].data), int(in[1].numel),
                                  static_cast<__nv_bfloat16*>(out[1].data), scale);
   MGK_LAUNCH_CHECK(ctx);
-  round_trip_kernel<<<plain::blocks_for(P), 256, 0, s>>>(x, static_cast<__nv_bfloat16*>(st.sym[0].local), P, scale);
+  fp8_plain::round_trip_kernel<<<plain::blocks_for(P), 256, 0, s>>>(x, static_cast<__nv_bfloat16*>(st.sym[0].local), P, scale);
   MGK_LAUNCH_CHECK(ctx);
   MGK_CUDA_TRY(ctx, simple::barrier(ctx, s));  // every rank's round trip is written
   // Without communication the other ranks' slots are zeros.
