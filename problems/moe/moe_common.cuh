@@ -393,4 +393,172 @@ struct Mlp {
   }
 };
 
+
+// The LoRA MLP of moe/fused_moe_fwd_lora: inputs 3..8 as for Mlp, then the owner's adapters
+// (rank R, unscaled) A_g R x N, B_g I x R, A_u R x N, B_u I x R, A_d R x I, B_d N x R
+// (inputs 9..14). PKB rounds every linear's output to bf16 and every add:
+//   g = bf16(bf16(x Wg^T + bg) + bf16(bf16(x Ag^T) Bg^T)),  u alike,
+//   a = bf16(bf16(silu(g)) * u),
+//   y = bf16(bf16(a Wd^T + bd) + bf16(bf16(a Ad^T) Bd^T)).
+// Four cuBLASLt GEMMs keep those points: (1) x [Wg; Wu; Ag; Au]^T in fp32; (2) the two
+// rank-R up-projections as one GEMM of [bf16(x Ag^T) | bf16(x Au^T)] with the block
+// diagonal [Bg 0; 0 Bu] (the zero blocks add exact zeros); (3) act [Ad | 0; Wd | bd] with
+// bf16 output: columns [0, R) are bf16(a Ad^T), the rest bf16(a Wd^T + bd) (bias folded as
+// in Mlp); (4) bf16(a Ad^T) Bd^T in bf16; then the add.
+__global__ inline void lora_round_kernel(const float* o1, int64_t rows, int64_t C1, int64_t off, int64_t R2, bf16* xa) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < rows * R2; i += int64_t(gridDim.x) * blockDim.x)
+    xa[i] = __float2bfloat16_rn(o1[(i / R2) * C1 + off + i % R2]);
+}
+
+// [Bg 0; 0 Bu]: 2I x 2R.
+__global__ inline void lora_block_kernel(const bf16* bg, const bf16* bu, int64_t I, int64_t R, bf16* out) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < 4 * I * R; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t r = i / (2 * R), c = i % (2 * R);
+    bf16 v = __float2bfloat16_rn(0.0f);
+    if (r < I && c < R) v = bg[r * R + c];
+    if (r >= I && c >= R) v = bu[(r - I) * R + c - R];
+    out[i] = v;
+  }
+}
+
+// [Ad | 0; Wd | bd | 0]: (R + N) x KP.
+__global__ inline void lora_fold_down_kernel(const bf16* ad, const bf16* w, const bf16* b, int64_t R, int64_t N,
+                                             int64_t I, int64_t KP, bf16* out) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (R + N) * KP; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t r = i / KP, c = i % KP;
+    bf16 v = __float2bfloat16_rn(0.0f);
+    if (r < R) {
+      if (c < I) v = ad[r * I + c];
+    } else if (c < I) {
+      v = w[(r - R) * I + c];
+    } else if (c == I) {
+      v = b[r - R];
+    }
+    out[i] = v;
+  }
+}
+
+// act [rows x KP] from o1 (fp32 [G | U | ...], row stride C1) and o2 (fp32 [GL | UL]):
+// g = bf16(bf16(G + bg) + bf16(GL)), u alike, a = bf16(bf16(silu(g)) * u); column I is 1.
+__global__ inline void lora_activation_kernel(const float* o1, int64_t C1, const float* o2, const bf16* bg,
+                                              const bf16* bu, int64_t rows, int64_t I, int64_t KP, bf16* out) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < rows * KP; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t r = i / KP, c = i % KP;
+    float v = c == I ? 1.0f : 0.0f;
+    if (c < I) {
+      const float g = round_bf16(round_bf16(o1[r * C1 + c] + __bfloat162float(bg[c])) + round_bf16(o2[r * 2 * I + c]));
+      const float u =
+          round_bf16(round_bf16(o1[r * C1 + I + c] + __bfloat162float(bu[c])) + round_bf16(o2[r * 2 * I + I + c]));
+      v = round_bf16(g / (1.0f + expf(-g))) * u;
+    }
+    out[i] = __float2bfloat16_rn(v);
+  }
+}
+
+// y = bf16(Y0 + DL): Y0 columns [R, R + N) of o3 (row stride R + N), DL rows of N.
+__global__ inline void lora_add_kernel(const bf16* o3, const bf16* dl, int64_t rows, int64_t N, int64_t R, bf16* y) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < rows * N; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t r = i / N, n = i % N;
+    y[i] = __float2bfloat16_rn(__bfloat162float(o3[r * (R + N) + R + n]) + __bfloat162float(dl[i]));
+  }
+}
+
+struct LoraMlp {
+  struct Plans {
+    mgk::lt::Gemm g1, g2, g3, g4;
+  };
+  std::map<int64_t, std::unique_ptr<Plans>> plans;  // by bucketed row count
+  int64_t R = 0, C1 = 0, KP = 0;  // C1 = 2I + 2R (GEMM 1's columns); KP as in Mlp
+  bf16 *w1 = nullptr, *wb = nullptr, *w3 = nullptr, *w4 = nullptr, *xa = nullptr, *act = nullptr, *o3 = nullptr, *dl = nullptr;
+  float *o1 = nullptr, *o2 = nullptr;
+
+  ~LoraMlp() {
+    for (void* p : {(void*)w1, (void*)wb, (void*)w3, (void*)w4, (void*)xa, (void*)act, (void*)o3, (void*)dl, (void*)o1, (void*)o2})
+      cudaFree(p);
+  }
+
+  int setup(mgk_ctx* ctx, const Dims& d) {
+    R = mgk::dim(ctx, "RK");
+    C1 = 2 * d.I + 2 * R;
+    KP = (d.I + 1 + 7) / 8 * 8;
+    const int64_t cap = bucket(d.capacity());
+    MGK_CUDA_TRY(ctx, cudaMalloc(&w1, size_t(C1 * d.N) * 2));
+    MGK_CUDA_TRY(ctx, cudaMalloc(&wb, size_t(4 * d.I * R) * 2));
+    MGK_CUDA_TRY(ctx, cudaMalloc(&w3, size_t((R + d.N) * KP) * 2));
+    MGK_CUDA_TRY(ctx, cudaMalloc(&w4, size_t(d.N * R) * 2));
+    MGK_CUDA_TRY(ctx, cudaMalloc(&o1, size_t(cap * C1) * 4));
+    MGK_CUDA_TRY(ctx, cudaMalloc(&xa, size_t(cap * 2 * R) * 2));
+    MGK_CUDA_TRY(ctx, cudaMalloc(&o2, size_t(cap * 2 * d.I) * 4));
+    MGK_CUDA_TRY(ctx, cudaMalloc(&act, size_t(cap * KP) * 2));
+    MGK_CUDA_TRY(ctx, cudaMalloc(&o3, size_t(cap * (R + d.N)) * 2));
+    MGK_CUDA_TRY(ctx, cudaMalloc(&dl, size_t(cap * d.N) * 2));
+    return 0;
+  }
+
+  Plans* plan(mgk_ctx* ctx, Path& p, int64_t rows) {
+    auto& slot = plans[rows];
+    if (slot) return slot.get();
+    auto made = std::make_unique<Plans>();
+    const Dims& d = p.d;
+    mgk::lt::GemmShape s1{rows, C1, d.N};
+    s1.trans_b = true;
+    s1.d_type = CUDA_R_32F;
+    mgk::lt::GemmShape s2{rows, 2 * d.I, 2 * R};
+    s2.trans_b = true;
+    s2.d_type = CUDA_R_32F;
+    mgk::lt::GemmShape s3{rows, R + d.N, KP};
+    s3.trans_b = true;
+    mgk::lt::GemmShape s4{rows, d.N, R};
+    s4.trans_b = true;
+    s4.lda = R + d.N;  // the first R columns of GEMM 3's output
+    cublasStatus_t e = made->g1.plan(p.lt, s1, size_t(4) << 20);
+    if (e == CUBLAS_STATUS_SUCCESS) e = made->g2.plan(p.lt, s2, size_t(4) << 20);
+    if (e == CUBLAS_STATUS_SUCCESS) e = made->g3.plan(p.lt, s3, size_t(4) << 20);
+    if (e == CUBLAS_STATUS_SUCCESS) e = made->g4.plan(p.lt, s4, size_t(4) << 20);
+    if (e != CUBLAS_STATUS_SUCCESS) {
+      plans.erase(rows);
+      mgk::set_error(ctx, "cuBLASLt plan for %lld rows: %s", (long long)rows, cublasGetStatusString(e));
+      return nullptr;
+    }
+    slot = std::move(made);
+    return slot.get();
+  }
+
+  // y rows [0, received) = MLP_lora(recv rows).
+  int run(mgk_ctx* ctx, Path& p, const mgk_tensor* in, int64_t received, cudaStream_t st) {
+    if (received == 0) return 0;
+    const Dims& d = p.d;
+    const int64_t rows = bucket(received), IN = d.I * d.N, RN = R * d.N;
+    Plans* pl = plan(ctx, p, rows);
+    if (!pl) return 1;
+    const std::pair<int, int64_t> parts[4] = {{3, 0}, {5, IN}, {9, 2 * IN}, {11, 2 * IN + RN}};
+    for (auto [input, at] : parts)
+      MGK_CUDA_TRY(ctx, cudaMemcpyAsync(w1 + at, in[input].data, size_t(input < 9 ? IN : RN) * 2,
+                                        cudaMemcpyDeviceToDevice, st));
+    // Bd copied too: the plans assume 256-byte aligned operands.
+    MGK_CUDA_TRY(ctx, cudaMemcpyAsync(w4, in[14].data, size_t(d.N * R) * 2, cudaMemcpyDeviceToDevice, st));
+    lora_block_kernel<<<grid(4 * d.I * R), 256, 0, st>>>(static_cast<const bf16*>(in[10].data),
+                                                         static_cast<const bf16*>(in[12].data), d.I, R, wb);
+    MGK_LAUNCH_CHECK(ctx);
+    lora_fold_down_kernel<<<grid((R + d.N) * KP), 256, 0, st>>>(
+        static_cast<const bf16*>(in[13].data), static_cast<const bf16*>(in[7].data),
+        static_cast<const bf16*>(in[8].data), R, d.N, d.I, KP, w3);
+    MGK_LAUNCH_CHECK(ctx);
+    // Rows past `received` are stale; every row is computed on its own, so they only cost time.
+    MGK_CUBLAS_TRY(ctx, pl->g1.run(p.recv, w1, o1, st));
+    lora_round_kernel<<<grid(received * 2 * R), 256, 0, st>>>(o1, received, C1, 2 * d.I, 2 * R, xa);
+    MGK_LAUNCH_CHECK(ctx);
+    MGK_CUBLAS_TRY(ctx, pl->g2.run(xa, wb, o2, st));
+    lora_activation_kernel<<<grid(received * KP), 256, 0, st>>>(o1, C1, o2, static_cast<const bf16*>(in[4].data),
+                                                                static_cast<const bf16*>(in[6].data), received,
+                                                                d.I, KP, act);
+    MGK_LAUNCH_CHECK(ctx);
+    MGK_CUBLAS_TRY(ctx, pl->g3.run(act, w3, o3, st));
+    MGK_CUBLAS_TRY(ctx, pl->g4.run(o3, w4, dl, st));
+    lora_add_kernel<<<grid(received * d.N), 256, 0, st>>>(o3, dl, received, d.N, R, p.y);
+    MGK_LAUNCH_CHECK(ctx);
+    return 0;
+  }
+};
+
 }  // namespace moe

@@ -122,6 +122,7 @@ TEST(Suite, PkbPresetsHaveParallelKernelBenchsDims) {
       {"moe/moe_epgroupgemm_lora_backward", {{"RK", 8}, {"N", 1024}}},
       // MoE: M tokens a rank, hidden N, MLP inter 128, top-2; E = 8 / W / 2W / W/2 experts.
       {"moe/fused_moe_fwd", {{"M", 1024}, {"N", 1024}, {"I", 128}, {"E", 8}, {"EL", 1}, {"K", 2}}},
+      {"moe/fused_moe_fwd_lora", {{"M", 1024}, {"N", 1024}, {"I", 128}, {"E", 8}, {"EL", 1}, {"K", 2}, {"RK", 8}}},
       {"moe/moe_ep_balanced", {{"M", 1024}, {"N", 1024}, {"I", 128}, {"E", 8}, {"EL", 1}, {"K", 2}}},
       {"moe/moe_ep_wide", {{"M", 1024}, {"N", 1024}, {"I", 128}, {"E", 16}, {"EL", 2}, {"K", 2}}},
       {"moe/moe_ep_narrow", {{"M", 1024}, {"N", 1024}, {"I", 128}, {"E", 4}, {"G", 4}, {"K", 2}}},

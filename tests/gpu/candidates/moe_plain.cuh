@@ -6,6 +6,9 @@
 // W times the reference's MLP work, obviously correct.
 //
 // -D MGK_LOCAL_ONLY=1: only the rank's own MLP (the other owners' slots stay zero).
+//
+// setup<true>/run<true> (moe/fused_moe_fwd_lora): the owner's LoRA adapters (inputs 9..14)
+// too, every linear its own GEMM rounded to bf16 and every add rounded, as PKB does.
 #pragma once
 #include "plain_compute.cuh"
 
@@ -67,6 +70,28 @@ __global__ void keep(const float* Y, const bf16* bd, const int* sel, const float
   }
 }
 
+// g = bf16(bf16(G + bg) + bf16(GL)), u alike, a = bf16(bf16(silu(g)) * u).
+__global__ void activation_lora(const float* G, const float* U, const float* GL, const float* UL, const bf16* bg,
+                                const bf16* bu, int64_t M, int64_t I, bf16* a) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < M * I; i += int64_t(gridDim.x) * blockDim.x) {
+    const float g = rb(rb(G[i] + __bfloat162float(bg[i % I])) + rb(GL[i]));
+    const float u = rb(rb(U[i] + __bfloat162float(bu[i % I])) + rb(UL[i]));
+    a[i] = __float2bfloat16_rn(rb(g / (1.0f + expf(-g))) * u);
+  }
+}
+
+// Y becomes bf16(bf16(Y + bd) + bf16(DL)) (kept in fp32, exactly a bf16 value), so that
+// keep() with a zero bias applies the probabilities.
+__global__ void lora_output(float* Y, const bf16* bd, const float* DL, int64_t M, int64_t N) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < M * N; i += int64_t(gridDim.x) * blockDim.x)
+    Y[i] = rb(rb(Y[i] + __bfloat162float(bd[i % N])) + rb(DL[i]));
+}
+
+__global__ void to_bf16(const float* v, int64_t n, bf16* out) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    out[i] = __float2bfloat16_rn(v[i]);
+}
+
 __global__ void sum_slots(const bf16* contrib, int64_t M, int64_t N, int K, bf16* out) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < M * N; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t t = i / N, n = i % N;
@@ -76,18 +101,33 @@ __global__ void sum_slots(const bf16* contrib, int64_t M, int64_t N, int K, bf16
   }
 }
 
-enum Buf { kLogits, kSel, kProb, kWg, kBg, kWu, kBu, kWd, kBd, kG, kU, kA, kY, kContrib };
+enum Buf {
+  kLogits, kSel, kProb, kWg, kBg, kWu, kBu, kWd, kBd, kG, kU, kA, kY, kContrib,
+  // LoRA only: the six adapters, x A^T (fp32, then bf16), GL, UL, DL (fp32), a zero bias.
+  kLAg, kLBg, kLAu, kLBu, kLAd, kLBd, kXA, kXAb, kGL, kUL, kDL, kZero
+};
 
-inline int setup(mgk_ctx* ctx) {
+template <bool Lora = false>
+int setup(mgk_ctx* ctx) {
   const Dims d = dims(ctx);
   const size_t M = d.M, N = d.N, I = d.I, E = d.E, K = d.K;
-  return plain::setup(ctx, {}, {M * E * 4, M * K * 4, M * K * 4, I * N * 2, I * 2, I * N * 2, I * 2, N * I * 2, N * 2,
-                                M * I * 4, M * I * 4, M * I * 2, M * N * 4, M * K * N * 2});
+  std::vector<size_t> sizes = {M * E * 4, M * K * 4, M * K * 4, I * N * 2, I * 2, I * N * 2, I * 2, N * I * 2, N * 2,
+                               M * I * 4, M * I * 4, M * I * 2, M * N * 4, M * K * N * 2};
+  if constexpr (Lora) {
+    const size_t R = mgk::dim(ctx, "RK");
+    for (size_t b : {R * N * 2, I * R * 2, R * N * 2, I * R * 2, R * I * 2, N * R * 2, M * R * 4, M * R * 2, M * I * 4,
+                     M * I * 4, M * N * 4, N * 2})
+      sizes.push_back(b);
+  }
+  if (int e = plain::setup(ctx, {}, sizes)) return e;
+  if constexpr (Lora) MGK_CUDA_TRY(ctx, cudaMemset(plain::state(ctx).local[kZero], 0, N * 2));
+  return 0;
 }
 
 // Inputs: hidden_states, gate_weight, gate_bias, then the MLP's gate, up and down
-// projections (weight, bias each; symmetric).
-inline int run(mgk_ctx* ctx, const mgk_tensor* in, const mgk_tensor* out, cudaStream_t s) {
+// projections (weight, bias each; symmetric); with Lora the six adapters (symmetric).
+template <bool Lora = false>
+int run(mgk_ctx* ctx, const mgk_tensor* in, const mgk_tensor* out, cudaStream_t s) {
   const Dims d = dims(ctx);
   auto& b = plain::state(ctx).local;
   auto f32 = [&](Buf i) { return static_cast<float*>(b[i]); };
@@ -110,11 +150,46 @@ inline int run(mgk_ctx* ctx, const mgk_tensor* in, const mgk_tensor* out, cudaSt
                                     CUDA_R_32F));
     MGK_CUBLAS_TRY(ctx, plain::gemm(ctx, s, false, true, d.M, d.I, d.N, in[0].data, d.N, b[kWu], d.N, b[kU], d.I,
                                     CUDA_R_32F));
-    activation<<<plain::blocks_for(d.M * d.I), 256, 0, s>>>(f32(kG), f32(kU), h16(kBg), h16(kBu), d.M, d.I, h16(kA));
+    if constexpr (Lora) {
+      const int64_t R = mgk::dim(ctx, "RK");
+      const int64_t lshapes[6][2] = {{R, d.N}, {d.I, R}, {R, d.N}, {d.I, R}, {R, d.I}, {d.N, R}};
+      for (int w = 0; w < 6; ++w)
+        MGK_CUDA_TRY(ctx, plain::copy_matrix(in[9 + w].host_peers[owner], lshapes[w][1], b[kLAg + w], lshapes[w][1],
+                                             lshapes[w][0], lshapes[w][1], s));
+      // GL = bf16(x Ag^T) Bg^T, UL = bf16(x Au^T) Bu^T (fp32; rounded in activation_lora).
+      const Buf as[2] = {kLAg, kLAu}, bs[2] = {kLBg, kLBu}, outs[2] = {kGL, kUL};
+      for (int k = 0; k < 2; ++k) {
+        MGK_CUBLAS_TRY(ctx, plain::gemm(ctx, s, false, true, d.M, R, d.N, in[0].data, d.N, b[as[k]], d.N, b[kXA], R,
+                                        CUDA_R_32F));
+        to_bf16<<<plain::blocks_for(d.M * R), 256, 0, s>>>(f32(kXA), d.M * R, h16(kXAb));
+        MGK_LAUNCH_CHECK(ctx);
+        MGK_CUBLAS_TRY(ctx, plain::gemm(ctx, s, false, true, d.M, d.I, R, b[kXAb], R, b[bs[k]], R, b[outs[k]], d.I,
+                                        CUDA_R_32F));
+      }
+      activation_lora<<<plain::blocks_for(d.M * d.I), 256, 0, s>>>(f32(kG), f32(kU), f32(kGL), f32(kUL), h16(kBg),
+                                                                   h16(kBu), d.M, d.I, h16(kA));
+    } else {
+      activation<<<plain::blocks_for(d.M * d.I), 256, 0, s>>>(f32(kG), f32(kU), h16(kBg), h16(kBu), d.M, d.I,
+                                                              h16(kA));
+    }
     MGK_LAUNCH_CHECK(ctx);
     MGK_CUBLAS_TRY(ctx, plain::gemm(ctx, s, false, true, d.M, d.N, d.I, b[kA], d.I, b[kWd], d.I, b[kY], d.N,
                                     CUDA_R_32F));
-    keep<<<plain::blocks_for(d.M * d.N), 256, 0, s>>>(f32(kY), h16(kBd), static_cast<int*>(b[kSel]), f32(kProb), d.M,
+    const bf16* bias = h16(kBd);
+    if constexpr (Lora) {
+      // DL = bf16(a Ad^T) Bd^T; Y becomes the rounded y, keep() then adds a zero bias.
+      const int64_t R = mgk::dim(ctx, "RK");
+      MGK_CUBLAS_TRY(ctx, plain::gemm(ctx, s, false, true, d.M, R, d.I, b[kA], d.I, b[kLAd], d.I, b[kXA], R,
+                                      CUDA_R_32F));
+      to_bf16<<<plain::blocks_for(d.M * R), 256, 0, s>>>(f32(kXA), d.M * R, h16(kXAb));
+      MGK_LAUNCH_CHECK(ctx);
+      MGK_CUBLAS_TRY(ctx, plain::gemm(ctx, s, false, true, d.M, d.N, R, b[kXAb], R, b[kLBd], R, b[kDL], d.N,
+                                      CUDA_R_32F));
+      lora_output<<<plain::blocks_for(d.M * d.N), 256, 0, s>>>(f32(kY), h16(kBd), f32(kDL), d.M, d.N);
+      MGK_LAUNCH_CHECK(ctx);
+      bias = h16(kZero);
+    }
+    keep<<<plain::blocks_for(d.M * d.N), 256, 0, s>>>(f32(kY), bias, static_cast<int*>(b[kSel]), f32(kProb), d.M,
                                                       d.N, int(d.K), d.EL, d.base, owner, h16(kContrib));
     MGK_LAUNCH_CHECK(ctx);
   }
