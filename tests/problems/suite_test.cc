@@ -137,6 +137,8 @@ TEST(Suite, PkbPresetsHaveParallelKernelBenchsDims) {
       {"quant/fp8_allgather_params", {{"P", 4096}, {"H", 16}}},
       {"attention/ring_attention", {{"B", 16}, {"S", 2}, {"T", 16}, {"H", 8}, {"D", 64}}},
       {"attention/ulysses_attention_e2e", {{"B", 16}, {"S", 2}, {"T", 16}, {"HL", 1}, {"H", 8}, {"D", 64}, {"E", 512}}},
+      {"attention/ring_attention_tp",
+       {{"TP", 2}, {"CP", 4}, {"B", 16}, {"S", 4}, {"T", 16}, {"HL", 4}, {"NH", 8}, {"D", 64}, {"DM", 512}}},
   };
   for (const auto& w : wants) {
     SCOPED_TRACE(w.problem);
