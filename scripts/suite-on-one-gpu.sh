@@ -11,12 +11,14 @@
 #   3. with REFERENCE_W1=1, the reference against its own oracle at W = 1, tiny,pkb,odd (NCCL
 #      will not start with ranks sharing a GPU, with one rank it does), from a copy of
 #      problems/ whose specs allow one rank;
-#   4. the plain candidate at tiny,small,pkb,odd at W = 3 or 4, at tiny,pkb,odd above;
-#   5. the large presets (plain at W = 2, and the degenerate whose turn it is), LARGE_JOBS at
-#      once (default 2: memory); SKIP_LARGE=1 leaves them out.
+#   4. the plain candidate at tiny,small,pkb,odd at W = 3 or 4, at tiny,pkb,odd above
+#      (ALL_PRESETS=1: at every preset but large, as at W = 2);
+#   5. the large presets (plain at W = 2, with ALL_PRESETS=1 at every world, and the
+#      degenerate whose turn it is), LARGE_JOBS at once (default 2: memory); SKIP_LARGE=1
+#      leaves them out.
 # Usage: scripts/suite-on-one-gpu.sh OUT [BIN]   (BIN: a build dir or a folder with mgk)
 #   PROBLEMS  comma-separated globs (default: every problem but the collectives)
-#   JOBS      evaluations at once (default 4); WORLDS (default "2 4 8"); STAGES (default
+#   JOBS      evaluations at once (default 4); WORLDS (default "2 4 8"); ALL_PRESETS; STAGES (default
 #             "1 2 3 4 5": which of the above run, e.g. "2 3" to finish a visit cut short)
 # Prints one line per evaluation and a summary; exits 1 when any verdict is not the expected one
 # (OUT/bad-logs.txt lists their logs).
@@ -32,12 +34,12 @@ cands="$root/tests/gpu/candidates"
 
 # The jobs, one per line: EXPECT NAME WORLD PRESETS KERNEL [DEFINE], KERNEL "reference" for 3.
 "$mgk" problems --json > "$out/problems.json" || { echo "suite-on-one-gpu: mgk problems failed" >&2; exit 1; }
-python3 - "$out" "$cands" "${PROBLEMS:-}" "${WORLDS:-2 4 8}" "${REFERENCE_W1:-0}" "${SKIP_LARGE:-0}" <<'PY' || exit 1
+python3 - "$out" "$cands" "${PROBLEMS:-}" "${WORLDS:-2 4 8}" "${REFERENCE_W1:-0}" "${SKIP_LARGE:-0}" "${ALL_PRESETS:-0}" <<'PY' || exit 1
 import fnmatch, json, os, sys
 out, cands = sys.argv[1], sys.argv[2]
 globs = [g for g in sys.argv[3].split(",") if g]
 worlds = [int(w) for w in sys.argv[4].split()]
-with_reference, skip_large = sys.argv[5] == "1", sys.argv[6] == "1"
+with_reference, skip_large, all_presets = sys.argv[5] == "1", sys.argv[6] == "1", sys.argv[7] == "1"
 stages = {n: [] for n in range(1, 6)}
 selected = []
 for p in json.load(open(os.path.join(out, "problems.json"))):
@@ -53,11 +55,11 @@ for p in json.load(open(os.path.join(out, "problems.json"))):
     has_large = "large" in p["sizes"] and not skip_large
     # A plain candidate is judged once per world over its presets (it fails at the first bad one).
     for w in ws:
-        few = sizes if w == 2 else [s for s in sizes if s in ({"tiny", "small", "pkb", "odd"} if w <= 4 else {"tiny", "pkb", "odd"})]
+        few = sizes if w == 2 or all_presets else [s for s in sizes if s in ({"tiny", "small", "pkb", "odd"} if w <= 4 else {"tiny", "pkb", "odd"})]
         if few:
             stages[1 if w == 2 else 4].append(f"correct {name} {w} {','.join(few)} {plain}")
-    if has_large and 2 in ws:
-        stages[5].append(f"correct {name} 2 large {plain}")
+        if has_large and (w == 2 or all_presets):
+            stages[5].append(f"correct {name} {w} large {plain}")
     degs = [os.path.join(cands, "degenerate", d + ".cu") for d in ("zeros", "constant", "copy_input")]
     degs.append(plain + " MGK_LOCAL_ONLY=1")
     turn = len(selected) - 1
@@ -128,7 +130,7 @@ export -f run_one
 : > "$out/verdicts.txt"; : > "$out/bad-logs.txt"
 for n in ${STAGES:-1 2 3 4 5}; do
   [ "$n" = 5 ] && parallel="${LARGE_JOBS:-2}" || parallel="${JOBS:-4}"
-  xargs -a "$out/jobs$n.txt" -L 1 -P "$parallel" bash -c 'run_one "$@"' _ | tee -a "$out/verdicts.txt"
+  xargs -r -a "$out/jobs$n.txt" -L 1 -P "$parallel" bash -c 'run_one "$@"' _ | tee -a "$out/verdicts.txt"
 done
 
 good=$(grep -c '^ok ' "$out/verdicts.txt")
