@@ -119,7 +119,13 @@ except ValueError:
     err = open(log[: -len(".json")] + ".err").read().strip().splitlines()
     verdict, failure = "no result", err[-1] if err else "mgk printed nothing"
 ok = verdict == expect
-print(f"{'ok  ' if ok else 'BAD '} {what}: {verdict}{' (' + failure[:110] + ')' if failure else ''} in {secs} s", flush=True)
+# The spec's "requires" refuses a world the edited copy allows but the problem does not have
+# (top-2 of E = W = 1 experts): no verdict either way.
+outside = verdict == "no result" and "is outside the problem" in failure
+tag = "skip" if outside else "ok  " if ok else "BAD "
+print(f"{tag} {what}: {verdict}{' (' + failure[:150] + ')' if failure else ''} in {secs} s", flush=True)
+if outside:
+    sys.exit(0)
 if not ok:
     with open(log.rsplit("/logs/", 1)[0] + "/bad-logs.txt", "a") as f:
         f.write(log + "\n")
@@ -135,5 +141,6 @@ done
 
 good=$(grep -c '^ok ' "$out/verdicts.txt")
 bad=$(grep -c '^BAD ' "$out/verdicts.txt")
-echo "suite-on-one-gpu: $good as expected, $bad not (logs in $out/logs)"
+skipped=$(grep -c '^skip ' "$out/verdicts.txt")
+echo "suite-on-one-gpu: $good as expected, $bad not, $skipped outside their problem (logs in $out/logs)"
 [ "$bad" -eq 0 ]

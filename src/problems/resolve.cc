@@ -94,6 +94,15 @@ expr::Vars size_dims(const Spec& spec, const std::string& size, int world_size) 
       throw UsageError(spec.name + " size " + size + ": dim '" + pending.begin()->first +
                        "' refers to an unknown or circular name");
   }
+  for (const auto& q : spec.requirements) {
+    const std::string where = spec.name + " size " + size + " at W = " + std::to_string(world_size);
+    if (with_context("in " + where + " requirement", [&] { return expr::evaluate(q.expr, vars); }) != 0) continue;
+    std::string values;
+    for (const auto& n : expr::names(q.expr))
+      if (vars.count(n)) values += (values.empty() ? "" : ", ") + n + " = " + std::to_string((long long)vars.at(n));
+    throw UsageError(where + " is outside the problem: it needs " + q.expr + " (" + values + ")" +
+                     (q.why.empty() ? "" : ": " + q.why));
+  }
   return vars;
 }
 

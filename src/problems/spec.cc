@@ -190,6 +190,14 @@ Spec parse_spec(const nlohmann::json& j, const std::string& name, const std::fil
     for (const auto& t : j[key]) (out ? s.outputs : s.inputs).push_back(parse_tensor(r, t, key, out, s.dtypes));
   }
   resolve_in_place(r, s);
+  if (j.contains("requires")) {
+    if (!j["requires"].is_array()) r.fail("requires", "expected an array of {\"expr\": ..., \"why\": ...}");
+    for (const auto& q : j["requires"]) {
+      if (!q.is_object() || !q.contains("expr") || !q["expr"].is_string())
+        r.fail("requires", "each entry needs \"expr\" (a condition on the dims, e.g. \"K <= E\") and \"why\"");
+      s.requirements.push_back({expr_string(r, "requires", q["expr"]), q.value("why", "")});
+    }
+  }
   if (j.contains("cost")) {
     const auto& c = j["cost"];
     if (c.contains("flops")) s.cost.flops = expr_string(r, "cost.flops", c["flops"]);

@@ -65,6 +65,14 @@ struct CostModel {  // per rank, expressions of dims and W
   std::string link_bytes = "0";  // bytes this rank sends over the GPU interconnect
 };
 
+// A condition the dims must meet at every preset and world the problem runs at ("K <= E":
+// top-K routing picks K distinct experts). World ranges cannot say it when a dim follows W;
+// without it, a world outside the problem resolves and fails later as an output mismatch.
+struct Requirement {
+  std::string expr;  // non-zero when met
+  std::string why;   // for the error: what breaks otherwise
+};
+
 struct Spec {
   std::string name;        // "collectives/all_reduce"
   std::string category;    // "collectives"
@@ -79,6 +87,7 @@ struct Spec {
   std::vector<std::string> default_sizes;
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
+  std::vector<Requirement> requirements;  // "requires"; checked by size_dims
   CostModel cost;
   std::vector<std::string> tags;
 

@@ -188,6 +188,38 @@ TEST(Spec, ResolveRejectsUnknownSizeDtypeAndWorld) {
   EXPECT_THROW(resolve(s, "small", "", 1, 0), UsageError);
 }
 
+// A world the range allows but a dim cannot follow (top-2 of E = W experts at W = 1) is a
+// usage error before anything runs, not an output mismatch after.
+TEST(Spec, UnmetRequirementIsAUsageErrorThatSaysWhy) {
+  nlohmann::json j = minimal();
+  j["requires"] = {{{"expr", "C >= 256"}, {"why", "a rank holds at least one block"}}};
+  Spec s = parse_spec(j, "cat/p", "/tmp/p");
+  s.max_world = 8;
+  EXPECT_NO_THROW(resolve(s, "small", "", 4, 0));  // C = 256
+  try {
+    resolve(s, "small", "", 8, 0);
+    FAIL() << "C = 128 < 256 should not resolve";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "cat/p size small at W = 8 is outside the problem: it needs C >= 256 (C = 128): a "
+              "rank holds at least one block");
+  }
+  EXPECT_THROW(size_dims(s, "small", 8), UsageError);  // every caller, not only resolve
+}
+
+TEST(Spec, MalformedRequirementNamesTheField) {
+  for (const char* bad : {R"json("C > 1")json", R"json([{"why": "x"}])json", R"json([{"expr": "C >"}])json"}) {
+    nlohmann::json j = minimal();
+    j["requires"] = nlohmann::json::parse(bad);
+    try {
+      parse_spec(j, "cat/p", "/tmp/p");
+      FAIL() << bad;
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("field 'requires'"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(Catalog, EveryProblemInTheSuiteParsesAndResolvesAtTwoFourAndEightRanks) {
   auto names = list_names();
   ASSERT_GE(names.size(), 8u);
