@@ -108,9 +108,12 @@ run_one() {
   python3 - "$log" "$expect" "$name W=$world $sizes $label" "$((SECONDS - start))" <<'PY'
 import json, sys
 log, expect, what, secs = sys.argv[1:]
+took = f"{secs} s"
 try:
     r = json.load(open(log))
     verdict, failure = r.get("verdict", "?"), ""
+    if r.get("compile_seconds"):  # where a visit's minutes go: nvcc or the ranks
+        took += f" (nvcc {r['compile_seconds']:.0f} s)"
     for s in r.get("sizes", []):
         failure = failure or s.get("failure", "")
     if verdict != "correct" and not failure:
@@ -123,7 +126,7 @@ ok = verdict == expect
 # (top-2 of E = W = 1 experts): no verdict either way.
 outside = verdict == "no result" and "is outside the problem" in failure
 tag = "skip" if outside else "ok  " if ok else "BAD "
-print(f"{tag} {what}: {verdict}{' (' + failure[:150] + ')' if failure else ''} in {secs} s", flush=True)
+print(f"{tag} {what}: {verdict}{' (' + failure[:150] + ')' if failure else ''} in {took}", flush=True)
 if outside:
     sys.exit(0)
 if not ok:
