@@ -18,6 +18,8 @@
 #      leaves them out.
 # Usage: scripts/suite-on-one-gpu.sh OUT [BIN]   (BIN: a build dir or a folder with mgk)
 #   PROBLEMS  comma-separated globs (default: every problem but the collectives)
+#   PRESETS   comma-separated presets to keep (default: all), e.g. "small,medium" to finish a
+#             world's presets a short visit left out
 #   JOBS      evaluations at once (default 4); WORLDS (default "2 4 8"); ALL_PRESETS; STAGES (default
 #             "1 2 3 4 5": which of the above run, e.g. "2 3" to finish a visit cut short)
 # Prints one line per evaluation and a summary; exits 1 when any verdict is not the expected one
@@ -34,12 +36,13 @@ cands="$root/tests/gpu/candidates"
 
 # The jobs, one per line: EXPECT NAME WORLD PRESETS KERNEL [DEFINE], KERNEL "reference" for 3.
 "$mgk" problems --json > "$out/problems.json" || { echo "suite-on-one-gpu: mgk problems failed" >&2; exit 1; }
-python3 - "$out" "$cands" "${PROBLEMS:-}" "${WORLDS:-2 4 8}" "${REFERENCE_W1:-0}" "${SKIP_LARGE:-0}" "${ALL_PRESETS:-0}" <<'PY' || exit 1
+python3 - "$out" "$cands" "${PROBLEMS:-}" "${WORLDS:-2 4 8}" "${REFERENCE_W1:-0}" "${SKIP_LARGE:-0}" "${ALL_PRESETS:-0}" "${PRESETS:-}" <<'PY' || exit 1
 import fnmatch, json, os, sys
 out, cands = sys.argv[1], sys.argv[2]
 globs = [g for g in sys.argv[3].split(",") if g]
 worlds = [int(w) for w in sys.argv[4].split()]
 with_reference, skip_large, all_presets = sys.argv[5] == "1", sys.argv[6] == "1", sys.argv[7] == "1"
+keep = set(p for p in sys.argv[8].split(",") if p)
 stages = {n: [] for n in range(1, 6)}
 selected = []
 for p in json.load(open(os.path.join(out, "problems.json"))):
@@ -51,8 +54,9 @@ for p in json.load(open(os.path.join(out, "problems.json"))):
         sys.exit(f"suite-on-one-gpu: no plain candidate for {name} ({plain})")
     selected.append(name)
     ws = [w for w in worlds if p["min_world"] <= w <= p["max_world"]]
-    sizes = [s for s in p["sizes"] if s != "large"]
-    has_large = "large" in p["sizes"] and not skip_large
+    presets = [s for s in p["sizes"] if not keep or s in keep]
+    sizes = [s for s in presets if s != "large"]
+    has_large = "large" in presets and not skip_large
     # A plain candidate is judged once per world over its presets (it fails at the first bad one).
     for w in ws:
         few = sizes if w == 2 or all_presets else [s for s in sizes if s in ({"tiny", "small", "pkb", "odd"} if w <= 4 else {"tiny", "pkb", "odd"})]
@@ -63,12 +67,14 @@ for p in json.load(open(os.path.join(out, "problems.json"))):
     degs = [os.path.join(cands, "degenerate", d + ".cu") for d in ("zeros", "constant", "copy_input")]
     degs.append(plain + " MGK_LOCAL_ONLY=1")
     turn = len(selected) - 1
-    for i, s in enumerate(p["sizes"]):
+    for i, s in enumerate(presets):
         if s == "large" and not has_large:
             continue
         stages[5 if s == "large" else 2].append(f"incorrect {name} {ws[(i + turn) % len(ws)]} {s} {degs[(i + turn) % len(degs)]}")
     if with_reference:
-        stages[3].append(f"correct {name} 1 tiny,pkb,odd reference")
+        w1_sizes = [s for s in ("tiny", "pkb", "odd") if s in presets]
+        if w1_sizes:
+            stages[3].append(f"correct {name} 1 {','.join(w1_sizes)} reference")
 for n, lines in stages.items():
     open(os.path.join(out, f"jobs{n}.txt"), "w").write("".join(l + "\n" for l in lines))
 open(os.path.join(out, "selected.txt"), "w").write("".join(n + "\n" for n in selected))
