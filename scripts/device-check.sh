@@ -129,7 +129,7 @@ if want primitives; then
 fi
 if want problems; then
   section "every compute problem on GPU 0: plain candidates, degenerates, references at one rank (scripts/suite-on-one-gpu.sh)"
-  REFERENCE_W1="${REFERENCE_W1:-1}" JOBS="${JOBS:-8}" "$root/scripts/suite-on-one-gpu.sh" "$out/problems" "$bin" \
+  KEEP_LOGS="${KEEP_LOGS:-bad}" REFERENCE_W1="${REFERENCE_W1:-1}" JOBS="${JOBS:-8}" "$root/scripts/suite-on-one-gpu.sh" "$out/problems" "$bin" \
     > "$out/problems.log" 2>&1
   grep -E "^BAD|suite-on-one-gpu:" "$out/problems.log" | head -60
   record problems "$(grep -c '^ok ' "$out/problems/verdicts.txt")" "$(grep -c '^BAD ' "$out/problems/verdicts.txt")" 0

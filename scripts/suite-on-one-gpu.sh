@@ -18,6 +18,8 @@
 #      leaves them out.
 # Usage: scripts/suite-on-one-gpu.sh OUT [BIN]   (BIN: a build dir or a folder with mgk)
 #   PROBLEMS  comma-separated globs (default: every problem but the collectives)
+#   KEEP_LOGS=bad  deletes the logs of evaluations that went as expected (a device visit
+#             brings back what it needs)
 #   PRESETS   comma-separated presets to keep (default: all), e.g. "small,medium" to finish a
 #             world's presets a short visit left out
 #   JOBS      evaluations at once (default 4); WORLDS (default "2 4 8"); ALL_PRESETS; STAGES (default
@@ -112,7 +114,7 @@ run_one() {
   local start=$SECONDS
   "${root_for[@]}" "$mgk" "${args[@]}" > "$log" 2> "${log%.json}.err"
   python3 - "$log" "$expect" "$name W=$world $sizes $label" "$((SECONDS - start))" <<'PY'
-import json, sys
+import json, os, sys
 log, expect, what, secs = sys.argv[1:]
 took = f"{secs} s"
 try:
@@ -132,7 +134,12 @@ ok = verdict == expect
 # (top-2 of E = W = 1 experts): no verdict either way.
 outside = verdict == "no result" and "is outside the problem" in failure
 tag = "skip" if outside else "ok  " if ok else "BAD "
-print(f"{tag} {what}: {verdict}{' (' + failure[:150] + ')' if failure else ''} in {took}", flush=True)
+# One write(2) of the whole line: evaluations run side by side and share the pipe, and a line
+# split in two can hide a BAD from the count below (grep '^BAD').
+os.write(1, f"{tag} {what}: {verdict}{' (' + failure[:150] + ')' if failure else ''} in {took}\n".encode())
+if ok and os.environ.get("KEEP_LOGS") == "bad":  # a device visit brings back only what it needs
+    for f in (log, log[: -len(".json")] + ".err"):
+        os.remove(f)
 if outside:
     sys.exit(0)
 if not ok:

@@ -1,0 +1,149 @@
+// scripts/suite-on-one-gpu.sh, the one-GPU device visit's driver, against a scripted `mgk`
+// (a shell script in place of the binary: `problems` is the real catalog, `eval` answers
+// what the test scripts and logs its arguments). What is checked: which evaluations it
+// plans (worlds, presets, degenerates), how it judges the answers (an unexpected verdict is
+// BAD and fails the run, a world the spec refuses is "outside the problem"), and the logs it
+// keeps.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/file.h"
+#include "support/child_process.h"
+#include "support/test_paths.h"
+
+namespace mgk::test {
+namespace {
+
+// The scripted mgk. FAKE_PASSING_DEGENERATE: a glob of the argument line whose evaluation
+// answers "correct" although the script expects "incorrect" (a degenerate not rejected).
+const char* kFakeMgk = R"sh(#!/usr/bin/env bash
+if [ "$1" = problems ]; then exec "$REAL_MGK" "$@"; fi
+echo "$*" >> "$FAKE_CALLS"
+args="$*"
+if [[ "$args" == *--reference* && "$args" == *moe_ep_balanced* ]]; then
+  echo "mgk: error: moe/moe_ep_balanced size tiny at W = 1 is outside the problem: it needs K <= E (E = 1, K = 2)" >&2
+  exit 2
+fi
+if [[ -n "${FAKE_PASSING_DEGENERATE:-}" && "$args" == *$FAKE_PASSING_DEGENERATE* ]]; then
+  echo '{"verdict": "correct", "compile_seconds": 2.0, "sizes": []}'
+elif [[ "$args" == *degenerate/* || "$args" == *MGK_LOCAL_ONLY* ]]; then
+  echo '{"verdict": "incorrect", "compile_seconds": 2.0, "sizes": [{"failure": "output mismatch"}]}'
+else
+  echo '{"verdict": "correct", "compile_seconds": 2.0, "sizes": []}'
+fi
+)sh";
+
+struct ScriptRun {
+  int exit_code = -1;
+  std::string output;                // what the script printed
+  std::vector<std::string> calls;    // the scripted mgk's eval argument lines
+  std::filesystem::path out;
+};
+
+class SuiteOnOneGpuScript : public ::testing::Test {
+ protected:
+  ScriptRun run(const std::map<std::string, std::string>& env) {
+    const std::filesystem::path bin = dir_.path() / "bin";
+    std::filesystem::create_directories(bin);
+    {
+      std::ofstream(bin / "mgk") << kFakeMgk;
+      std::filesystem::permissions(bin / "mgk", std::filesystem::perms::owner_all);
+    }
+    ScriptRun r;
+    r.out = dir_.path() / ("out" + std::to_string(runs_++));
+    const std::filesystem::path calls = dir_.path() / ("calls" + std::to_string(runs_));
+    std::map<std::string, std::string> e = env;
+    e["REAL_MGK"] = mgk_binary().string();
+    e["FAKE_CALLS"] = calls.string();
+    e["MGK_ROOT"] = source_dir().string();
+    e["MGK_HARNESS"] = (bin / "mgk-harness").string();  // never started: eval is scripted
+    ChildProcess p({"/bin/bash", (source_dir() / "scripts/suite-on-one-gpu.sh").string(), r.out.string(), bin.string()},
+                   e, dir_.path() / "printed");
+    r.exit_code = p.wait();
+    r.output = read_file(dir_.path() / "printed");
+    if (std::filesystem::exists(calls)) {
+      std::ifstream in(calls);
+      for (std::string line; std::getline(in, line);) r.calls.push_back(line);
+    }
+    return r;
+  }
+
+  static int count_calls(const ScriptRun& r, const std::vector<std::string>& parts) {
+    int n = 0;
+    for (const auto& c : r.calls) {
+      bool all = true;
+      for (const auto& p : parts) all = all && c.find(p) != std::string::npos;
+      n += all;
+    }
+    return n;
+  }
+
+  TempDir dir_{"mgk-suite-script"};
+  int runs_ = 0;
+};
+
+TEST_F(SuiteOnOneGpuScript, ADegenerateThatPassesIsBadAndFailsTheRun) {
+  ScriptRun r = run({{"PROBLEMS", "tp/gemm_allreduce,moe/moe_ep_balanced"},
+               {"STAGES", "1 2 3"},
+               {"REFERENCE_W1", "1"},
+               {"KEEP_LOGS", "bad"},
+               {"JOBS", "8"},
+               {"FAKE_PASSING_DEGENERATE", "tp/gemm_allreduce*MGK_LOCAL_ONLY"}});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("BAD  tp/gemm_allreduce W=2 pkb gemm_allreduce -DMGK_LOCAL_ONLY=1: correct"),
+            std::string::npos)
+      << r.output;
+  // The spec's refusal of W = 1 is no verdict either way, and says why.
+  EXPECT_NE(r.output.find("skip moe/moe_ep_balanced W=1 tiny,pkb,odd reference: no result (mgk: error: "
+                          "moe/moe_ep_balanced size tiny at W = 1 is outside the problem"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("ok   tp/gemm_allreduce W=2 tiny,small,pkb,medium,odd gemm_allreduce: correct in "),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("(nvcc 2 s)"), std::string::npos) << r.output;
+  // 2 plain + 10 degenerates (one per preset but large, less the BAD one) + 1 reference as
+  // expected; every line whole (evaluations print side by side).
+  EXPECT_NE(r.output.find("suite-on-one-gpu: 12 as expected, 1 not, 1 outside their problem"), std::string::npos)
+      << r.output;
+  // Only the unexpected evaluation's logs are kept (and the skipped one's, which says why).
+  std::vector<std::string> kept;
+  for (const auto& f : std::filesystem::directory_iterator(r.out / "logs")) kept.push_back(f.path().filename());
+  std::sort(kept.begin(), kept.end());
+  EXPECT_EQ(kept, (std::vector<std::string>{"moe_moe_ep_balanced.W1.tiny,pkb,odd.reference.err",
+                                             "moe_moe_ep_balanced.W1.tiny,pkb,odd.reference.json",
+                                             "tp_gemm_allreduce.W2.pkb.gemm_allreduce.local.err",
+                                             "tp_gemm_allreduce.W2.pkb.gemm_allreduce.local.json"}));
+  EXPECT_EQ(read_file(r.out / "bad-logs.txt"), (r.out / "logs/tp_gemm_allreduce.W2.pkb.gemm_allreduce.local.json").string() + "\n");
+}
+
+TEST_F(SuiteOnOneGpuScript, PlansTheWorldsAndPresetsItIsAskedFor) {
+  ScriptRun few = run({{"PROBLEMS", "tp/gemm_allreduce"}, {"STAGES", "4"}});
+  EXPECT_EQ(few.exit_code, 0) << few.output;
+  ASSERT_EQ(few.calls.size(), 2u) << few.output;
+  EXPECT_EQ(count_calls(few, {"--gpus 0,0,0,0 ", "--size tiny,small,pkb,odd "}), 1) << few.calls[0];
+  EXPECT_EQ(count_calls(few, {"--gpus 0,0,0,0,0,0,0,0 ", "--size tiny,pkb,odd "}), 1) << few.calls[1];
+
+  // ALL_PRESETS: every preset at W = 4 and 8 too, large included; PRESETS keeps only those named.
+  ScriptRun all = run({{"PROBLEMS", "tp/gemm_allreduce"}, {"STAGES", "4 5"}, {"ALL_PRESETS", "1"}, {"PRESETS", "small,large"}});
+  EXPECT_EQ(all.exit_code, 0) << all.output;
+  for (const char* gpus : {"--gpus 0,0 ", "--gpus 0,0,0,0 ", "--gpus 0,0,0,0,0,0,0,0 "})
+    EXPECT_EQ(count_calls(all, {gpus, "gemm_allreduce.cu --gpus", "--size large "}), 1) << gpus;
+  EXPECT_EQ(count_calls(all, {"--size small "}), 2);  // W = 4 and 8 (W = 2 is stage 1's)
+  EXPECT_EQ(count_calls(all, {"degenerate/", "--size large "}) + count_calls(all, {"MGK_LOCAL_ONLY", "--size large "}), 1);
+  EXPECT_EQ(count_calls(all, {"--size tiny"}) + count_calls(all, {"--size pkb"}) + count_calls(all, {"medium"}), 0);
+
+  // A stage with nothing to do runs nothing (it used to start one job with no arguments).
+  ScriptRun none = run({{"PROBLEMS", "tp/gemm_allreduce"}, {"STAGES", "3"}});
+  EXPECT_EQ(none.exit_code, 0) << none.output;
+  EXPECT_TRUE(none.calls.empty());
+  EXPECT_NE(none.output.find("suite-on-one-gpu: 0 as expected, 0 not, 0 outside their problem"), std::string::npos)
+      << none.output;
+}
+
+}  // namespace
+}  // namespace mgk::test
