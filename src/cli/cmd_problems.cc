@@ -76,6 +76,8 @@ void show_json(const problems::Spec& s, const ProblemsArgs& a) {
     }
     sizes.push_back({{"size", size}, {"dims", dims}, {"ranks", ranks}});
   }
+  nlohmann::json requirements = nlohmann::json::array();
+  for (const auto& q : s.requirements) requirements.push_back({{"expr", q.expr}, {"why", q.why}});
   nlohmann::json j = {{"name", s.name},
                       {"title", s.title},
                       {"pkb_id", s.pkb_id ? nlohmann::json(*s.pkb_id) : nlohmann::json(nullptr)},
@@ -84,6 +86,7 @@ void show_json(const problems::Spec& s, const ProblemsArgs& a) {
                       {"world", a.world},
                       {"dtypes", s.dtypes},
                       {"default_sizes", s.default_sizes},
+                      {"requires", requirements},
                       {"statement", read_file(s.statement_path(), "problem statement")},
                       {"sizes", sizes},
                       {"dir", s.dir.string()},
@@ -98,6 +101,8 @@ void show(const ProblemsArgs& a) {
             << "\n";
   std::cout << "world sizes " << s.min_world << ".." << s.max_world << ", dtypes " << join(s.dtypes)
             << ", default sizes " << join(s.default_sizes) << "\n";
+  for (const auto& q : s.requirements)
+    std::cout << "requires " << q.expr << (q.why.empty() ? "" : " (" + q.why + ")") << "\n";
   const auto tails = problems::tail_sizes(s, s.default_sizes, "", a.world);
   std::cout << (tails.empty() ? "tails: NONE of the default sizes has a byte count that is not a multiple of 16"
                               : "tails: the default sizes include " + join(tails) +

@@ -125,6 +125,15 @@ TEST_F(Commands, ProblemsShowSpeaksJson) {
   EXPECT_FALSE(j["sizes"][0]["ranks"][0]["inputs"].empty());
 }
 
+TEST_F(Commands, ProblemsShowSaysWhatTheDimsMustMeet) {
+  CliResult text = run_mgk({"problems", "show", "moe/moe_ep_balanced"}, env());
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("requires K <= E (each token picks K distinct experts)"), std::string::npos) << text.output;
+  CliResult j = run_mgk({"problems", "show", "moe/moe_ep_balanced", "--json"}, env());
+  ASSERT_EQ(j.exit_code, 0) << j.output;
+  EXPECT_EQ(j.json()["requires"], nlohmann::json::parse(R"([{"expr": "K <= E", "why": "each token picks K distinct experts"}])"));
+}
+
 // A copy of the suite with one problem.json broken.
 TEST_F(Commands, OneBrokenProblemIsNamedAndTheRestAreListedInColumns) {
   const auto root = dir_.path() / "root";
