@@ -102,7 +102,7 @@ void show(const ProblemsArgs& a) {
   std::cout << "world sizes " << s.min_world << ".." << s.max_world << ", dtypes " << join(s.dtypes)
             << ", default sizes " << join(s.default_sizes) << "\n";
   for (const auto& q : s.requirements)
-    std::cout << "requires " << q.expr << (q.why.empty() ? "" : " (" + q.why + ")") << "\n";
+    std::cout << "requires " << q.expr << " (" << q.why << ")\n";
   const auto tails = problems::tail_sizes(s, s.default_sizes, "", a.world);
   std::cout << (tails.empty() ? "tails: NONE of the default sizes has a byte count that is not a multiple of 16"
                               : "tails: the default sizes include " + join(tails) +

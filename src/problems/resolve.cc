@@ -94,14 +94,15 @@ expr::Vars size_dims(const Spec& spec, const std::string& size, int world_size) 
       throw UsageError(spec.name + " size " + size + ": dim '" + pending.begin()->first +
                        "' refers to an unknown or circular name");
   }
+  const std::string where =
+      spec.requirements.empty() ? "" : spec.name + " size " + size + " at W = " + std::to_string(world_size);
   for (const auto& q : spec.requirements) {
-    const std::string where = spec.name + " size " + size + " at W = " + std::to_string(world_size);
     if (with_context("in " + where + " requirement", [&] { return expr::evaluate(q.expr, vars); }) != 0) continue;
     std::string values;
-    for (const auto& n : expr::names(q.expr))
+    for (const auto& n : expr::names(q.expr))  // a ternary's branch not taken may name anything
       if (vars.count(n)) values += (values.empty() ? "" : ", ") + n + " = " + std::to_string((long long)vars.at(n));
-    throw UsageError(where + " is outside the problem: it needs " + q.expr + " (" + values + ")" +
-                     (q.why.empty() ? "" : ": " + q.why));
+    // scripts/suite-on-one-gpu.sh tells this refusal from a failure by "is outside the problem".
+    throw UsageError(where + " is outside the problem: it needs " + q.expr + " (" + values + "): " + q.why);
   }
   return vars;
 }

@@ -193,9 +193,11 @@ Spec parse_spec(const nlohmann::json& j, const std::string& name, const std::fil
   if (j.contains("requires")) {
     if (!j["requires"].is_array()) r.fail("requires", "expected an array of {\"expr\": ..., \"why\": ...}");
     for (const auto& q : j["requires"]) {
-      if (!q.is_object() || !q.contains("expr") || !q["expr"].is_string())
-        r.fail("requires", "each entry needs \"expr\" (a condition on the dims, e.g. \"K <= E\") and \"why\"");
-      s.requirements.push_back({expr_string(r, "requires", q["expr"]), q.value("why", "")});
+      if (!q.is_object() || !q.contains("expr") || !q["expr"].is_string() || !q.contains("why") ||
+          !q["why"].is_string() || q["why"].get<std::string>().empty())
+        r.fail("requires", "each entry needs \"expr\" (a condition on the dims, e.g. \"K <= E\") and \"why\" "
+                           "(what breaks otherwise), both strings");
+      s.requirements.push_back({expr_string(r, "requires", q["expr"]), q["why"].get<std::string>()});
     }
   }
   if (j.contains("cost")) {

@@ -70,7 +70,7 @@ struct CostModel {  // per rank, expressions of dims and W
 // without it, a world outside the problem resolves and fails later as an output mismatch.
 struct Requirement {
   std::string expr;  // non-zero when met
-  std::string why;   // for the error: what breaks otherwise
+  std::string why;   // for the error: what breaks otherwise (never empty)
 };
 
 struct Spec {

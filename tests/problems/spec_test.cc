@@ -208,7 +208,8 @@ TEST(Spec, UnmetRequirementIsAUsageErrorThatSaysWhy) {
 }
 
 TEST(Spec, MalformedRequirementNamesTheField) {
-  for (const char* bad : {R"json("C > 1")json", R"json([{"why": "x"}])json", R"json([{"expr": "C >"}])json"}) {
+  for (const char* bad : {R"json("C > 1")json", R"json([{"why": "x"}])json", R"json([{"expr": "C >", "why": "x"}])json",
+                          R"json([{"expr": "C > 1"}])json", R"json([{"expr": "C > 1", "why": 3}])json"}) {
     nlohmann::json j = minimal();
     j["requires"] = nlohmann::json::parse(bad);
     try {
