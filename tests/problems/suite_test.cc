@@ -141,6 +141,8 @@ TEST(Suite, PkbPresetsHaveParallelKernelBenchsDims) {
        {{"TP", 2}, {"CP", 4}, {"B", 16}, {"S", 4}, {"T", 16}, {"HL", 4}, {"NH", 8}, {"D", 64}, {"DM", 512}}},
       {"attention/ring_attention_pp",
        {{"PP", 2}, {"CP", 4}, {"B", 16}, {"S", 4}, {"T", 16}, {"NH", 8}, {"D", 64}, {"E", 512}, {"DM", 512}}},
+      {"attention/ring_attention_backward_dp",
+       {{"DP", 2}, {"CP", 4}, {"B", 16}, {"S", 4}, {"T", 16}, {"H", 8}, {"D", 64}}},
   };
   for (const auto& w : wants) {
     SCOPED_TRACE(w.problem);
