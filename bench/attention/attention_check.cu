@@ -1,8 +1,9 @@
 // mgk-attention-check: one GPU, no arguments. Runs the cuDNN attention wrapper
 // (sandbox/include/mgk/cudnn_attention.h) at a few shapes, the attention problems' pkb shapes
-// first, against a plain fp32 attention kernel on the same bf16 inputs, and prints per shape
-// the largest error of O and of the log-sum-exp stats, and cuDNN's time beside the plain
-// kernel's. Exit 0 when every shape is within tolerance, 1 otherwise: one command says whether
+// first, against plain fp32 kernels on the same bf16 inputs, and prints per shape the largest
+// error of O and of the log-sum-exp stats (forward), then of dQ, dK and dV (backward, from the
+// forward's O and stats and a drawn dO), with cuDNN's times beside the plain kernels'. Exit 0
+// when every shape is within tolerance in both passes, 1 otherwise: one command says whether
 // the wrapper works on this machine.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -71,6 +72,69 @@ __global__ void plain_attention(const __nv_bfloat16* q, const __nv_bfloat16* k, 
   }
 }
 
+// The plain backward, from the same O and stats cuDNN gets. Query rows: one thread per row
+// (b, h, i), D_i = rowsum(dO * O) (kept in row_dot for the key rows), then over the keys
+// P = exp(scale q.k_j - lse_i), dS = P (dO.v_j - D_i), dQ = scale sum dS k_j; packed BHSD.
+__global__ void plain_backward_q(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
+                                 const __nv_bfloat16* o, const __nv_bfloat16* d_o, const float* lse, float* dq,
+                                 float* row_dot, mgk::dnn::AttentionShape s) {
+  const int64_t rows = s.b * s.h * s.s_q;
+  for (int64_t r = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; r < rows; r += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t i = r % s.s_q, h = (r / s.s_q) % s.h, b = r / (s.s_q * s.h);
+    const int64_t at = b * s.q[0] + h * s.q[1] + i * s.q[2], ot = b * s.o[0] + h * s.o[1] + i * s.o[2];
+    float acc[128], dot = 0;
+    for (int64_t c = 0; c < s.d; ++c) {
+      acc[c] = 0;
+      dot += __bfloat162float(d_o[ot + c]) * __bfloat162float(o[ot + c]);
+    }
+    row_dot[r] = dot;
+    const int64_t last = s.causal ? (i < s.s_kv - 1 ? i : s.s_kv - 1) : s.s_kv - 1;
+    for (int64_t j = 0; j <= last; ++j) {
+      const __nv_bfloat16* kj = k + b * s.k[0] + h * s.k[1] + j * s.k[2];
+      const __nv_bfloat16* vj = v + b * s.v[0] + h * s.v[1] + j * s.v[2];
+      float qk = 0, dp = 0;
+      for (int64_t c = 0; c < s.d; ++c) {
+        qk += __bfloat162float(q[at + c]) * __bfloat162float(kj[c]);
+        dp += __bfloat162float(d_o[ot + c]) * __bfloat162float(vj[c]);
+      }
+      const float ds = expf(qk * s.scale - lse[r]) * (dp - dot);
+      for (int64_t c = 0; c < s.d; ++c) acc[c] += ds * __bfloat162float(kj[c]);
+    }
+    for (int64_t c = 0; c < s.d; ++c) dq[r * s.d + c] = acc[c] * s.scale;
+  }
+}
+
+// Key rows: one thread per row (b, h, j), over the queries that see key j:
+// dK = scale sum dS_ij q_i, dV = sum P_ij dO_i; packed BHSD ([B, H, S_kv, D]).
+__global__ void plain_backward_kv(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
+                                  const __nv_bfloat16* d_o, const float* lse, const float* row_dot, float* dk,
+                                  float* dv, mgk::dnn::AttentionShape s) {
+  const int64_t rows = s.b * s.h * s.s_kv;
+  for (int64_t r = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; r < rows; r += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t j = r % s.s_kv, h = (r / s.s_kv) % s.h, b = r / (s.s_kv * s.h);
+    const __nv_bfloat16* kj = k + b * s.k[0] + h * s.k[1] + j * s.k[2];
+    const __nv_bfloat16* vj = v + b * s.v[0] + h * s.v[1] + j * s.v[2];
+    float ak[128], av[128];
+    for (int64_t c = 0; c < s.d; ++c) ak[c] = av[c] = 0;
+    for (int64_t i = s.causal ? j : 0; i < s.s_q; ++i) {
+      const int64_t qr = (b * s.h + h) * s.s_q + i;
+      const __nv_bfloat16* qi = q + b * s.q[0] + h * s.q[1] + i * s.q[2];
+      const __nv_bfloat16* gi = d_o + b * s.o[0] + h * s.o[1] + i * s.o[2];
+      float qk = 0, dp = 0;
+      for (int64_t c = 0; c < s.d; ++c) {
+        qk += __bfloat162float(qi[c]) * __bfloat162float(kj[c]);
+        dp += __bfloat162float(gi[c]) * __bfloat162float(vj[c]);
+      }
+      const float p = expf(qk * s.scale - lse[qr]), ds = p * (dp - row_dot[qr]);
+      for (int64_t c = 0; c < s.d; ++c) {
+        ak[c] += ds * __bfloat162float(qi[c]);
+        av[c] += p * __bfloat162float(gi[c]);
+      }
+    }
+    for (int64_t c = 0; c < s.d; ++c) dk[r * s.d + c] = ak[c] * s.scale, dv[r * s.d + c] = av[c];
+  }
+}
+
 template <class F>
 float time_us(F f, int reps) {
   cudaEvent_t a, b;
@@ -86,6 +150,83 @@ float time_us(F f, int reps) {
   cudaEventDestroy(a);
   cudaEventDestroy(b);
   return ms * 1000.0f / float(reps);
+}
+
+// The backward at one shape, from the forward's O and stats and a drawn dO (O's layout):
+// cuDNN's dQ, dK, dV (bf16) against the plain fp32 kernels'. Each gradient is a sum of
+// products whose scores and dS enter cuDNN's matmuls in bf16, so the test allows 2 % of the
+// value plus 1 % of the tensor's largest magnitude; a wrong graph (a missing term, a
+// transposed operand, an accumulator read in the wrong order) is off by the value itself.
+bool check_backward(const Case& c, const mgk::dnn::AttentionShape& s, cudnnHandle_t dnn, const __nv_bfloat16* q,
+                    const __nv_bfloat16* k, const __nv_bfloat16* v, const __nv_bfloat16* o, const float* stats) {
+  const int64_t nq = c.b * c.h * c.s_q * c.d, nkv = c.b * c.h * c.s_kv * c.d, rows = c.b * c.h * c.s_q;
+  __nv_bfloat16 *d_o, *dq, *dk, *dv;
+  float *ref_dq, *ref_dk, *ref_dv, *row_dot;
+  CHECK_CUDA(cudaMalloc(&d_o, nq * 2));
+  CHECK_CUDA(cudaMalloc(&dq, nq * 2));
+  CHECK_CUDA(cudaMalloc(&dk, nkv * 2));
+  CHECK_CUDA(cudaMalloc(&dv, nkv * 2));
+  CHECK_CUDA(cudaMalloc(&ref_dq, nq * 4));
+  CHECK_CUDA(cudaMalloc(&ref_dk, nkv * 4));
+  CHECK_CUDA(cudaMalloc(&ref_dv, nkv * 4));
+  CHECK_CUDA(cudaMalloc(&row_dot, rows * 4));
+  fill<<<1024, 256>>>(d_o, nq, 4);
+  CHECK_CUDA(cudaGetLastError());
+  mgk::dnn::AttentionBackward bwd;
+  char msg[640];
+  cudnnStatus_t st = bwd.plan(dnn, s);
+  bool ok = st == CUDNN_STATUS_SUCCESS;
+  if (ok) ok = (st = bwd.run(dnn, q, k, v, o, d_o, stats, dq, dk, dv, nullptr)) == CUDNN_STATUS_SUCCESS;
+  if (!ok) {
+    mgk::dnn::describe(st, msg, sizeof(msg));
+    std::printf("%-34s FAIL  backward cuDNN: %s\n", c.what, msg);
+  } else {
+    const int grid_q = int(std::min<int64_t>((rows + 127) / 128, 4096));
+    const int grid_kv = int(std::min<int64_t>((c.b * c.h * c.s_kv + 127) / 128, 4096));
+    auto plain = [&] {
+      plain_backward_q<<<grid_q, 128>>>(q, k, v, o, d_o, stats, ref_dq, row_dot, s);
+      plain_backward_kv<<<grid_kv, 128>>>(q, k, v, d_o, stats, row_dot, ref_dk, ref_dv, s);
+    };
+    plain();
+    CHECK_CUDA(cudaGetLastError());
+    CHECK_CUDA(cudaDeviceSynchronize());
+    // got: [B, H|S, ...] in Q's / K's layout; want: packed BHSD.
+    auto compare = [&](const __nv_bfloat16* got_d, const float* want_d, int64_t n, int64_t seq,
+                       const mgk::dnn::Strides& at, double* err_rel) {
+      std::vector<__nv_bfloat16> got(n);
+      std::vector<float> want(n);
+      CHECK_CUDA(cudaMemcpy(got.data(), got_d, n * 2, cudaMemcpyDeviceToHost));
+      CHECK_CUDA(cudaMemcpy(want.data(), want_d, n * 4, cudaMemcpyDeviceToHost));
+      double peak = 0, err = 0;
+      for (float w : want) peak = std::fmax(peak, std::fabs(w));
+      bool within = true;
+      for (int64_t e = 0; e < n; ++e) {
+        const int64_t col = e % c.d, i = (e / c.d) % seq, h = (e / (c.d * seq)) % c.h, b = e / (c.d * seq * c.h);
+        const double g = __bfloat162float(got[b * at[0] + h * at[1] + i * at[2] + col]), w = want[e];
+        const double d = std::fabs(g - w);
+        err = std::fmax(err, d);
+        if (!(d <= 2e-2 * std::fabs(w) + 1e-2 * peak)) within = false;
+      }
+      *err_rel = peak > 0 ? err / peak : err;
+      return within;
+    };
+    double e_dq = 0, e_dk = 0, e_dv = 0;
+    bool within = compare(dq, ref_dq, nq, c.s_q, s.q, &e_dq);
+    within = compare(dk, ref_dk, nkv, c.s_kv, s.k, &e_dk) && within;
+    within = compare(dv, ref_dv, nkv, c.s_kv, s.v, &e_dv) && within;
+    const float us_dnn = time_us([&] { bwd.run(dnn, q, k, v, o, d_o, stats, dq, dk, dv, nullptr); }, 50);
+    const float us_plain = time_us(plain, 3);
+    const double flops = 10.0 * c.b * c.h * c.s_q * c.s_kv * c.d * (c.causal ? 0.5 : 1.0);
+    std::printf("%-34s %s  backward max|d| / max|ref|: dQ %.2e dK %.2e dV %.2e  cuDNN %9.1f us (%6.1f TFLOP/s, ws %lld B)"
+                "  plain fp32 %10.1f us\n",
+                c.what, within ? "ok  " : "FAIL", e_dq, e_dk, e_dv, us_dnn, flops / us_dnn * 1e-6,
+                (long long)bwd.workspace_bytes(), us_plain);
+    ok = within;
+  }
+  for (void* p : {(void*)d_o, (void*)dq, (void*)dk, (void*)dv, (void*)ref_dq, (void*)ref_dk, (void*)ref_dv,
+                  (void*)row_dot})
+    cudaFree(p);
+  return ok;
 }
 
 bool check(const Case& c, cudnnHandle_t dnn) {
@@ -150,7 +291,7 @@ bool check(const Case& c, cudnnHandle_t dnn) {
     std::printf("%-34s %s  max|dO| %.2e  max|dLSE| %.2e  cuDNN %9.1f us (%6.1f TFLOP/s, ws %lld B)  plain fp32 %10.1f us\n",
                 c.what, within ? "ok  " : "FAIL", err_o, err_lse, us_dnn, flops / us_dnn * 1e-6,
                 (long long)attn.workspace_bytes(), us_plain);
-    ok = within;
+    ok = check_backward(c, s, dnn, q, k, v, o, stats) && within;
   }
   cudaFree(q), cudaFree(k), cudaFree(v), cudaFree(o), cudaFree(stats), cudaFree(ref_o), cudaFree(ref_lse);
   return ok;
@@ -171,7 +312,8 @@ int main() {
     return 2;
   }
   // The pkb shapes: ring attention (54) B 16, H 8, D 64, per-rank S = 16 / W, causal on the
-  // diagonal block and not on the others; the whole T = 16 sequence at W = 1.
+  // diagonal block and not on the others; the whole T = 16 sequence at W = 1. Every shape
+  // checks the backward too.
   const Case cases[] = {
       {"pkb ring W=1 causal 16x16", 16, 8, 16, 16, 64, true, false},
       {"pkb ring W=2 diag causal 8x8", 16, 8, 8, 8, 64, true, false},
@@ -179,6 +321,11 @@ int main() {
       {"pkb ring W=8 off-diag 2x2", 16, 8, 2, 2, 64, false, false},
       {"pkb ring W=16 diag causal 1x1", 16, 8, 1, 1, 64, true, false},
       {"ulysses per-token heads 4x4", 16 * 16, 1, 4, 4, 64, false, false},
+      // ring_attention_backward_dp (57): unmasked S x S blocks, S = 16 / CP at pkb, odd S at odd.
+      {"pkb ring-bwd CP=1 16x16", 16, 8, 16, 16, 64, false, false},
+      {"pkb ring-bwd CP=4 4x4", 16, 8, 4, 4, 64, false, false},
+      {"odd ring-bwd CP=2 77x77", 3, 5, 77, 77, 64, false, false},
+      {"large ring-bwd CP=2 4096 d128", 1, 8, 4096, 4096, 128, false, false},
       {"medium causal 2x1024 BSHD", 8, 8, 1024, 1024, 64, true, false},
       {"medium causal 2x1024 BHSD", 8, 8, 1024, 1024, 64, true, true},
       {"large causal 4096 d128", 2, 16, 4096, 4096, 128, true, false},

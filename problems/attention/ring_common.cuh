@@ -182,12 +182,13 @@ class Ring {
 //   + min(sum_j p_j |v_jc|, 4 sqrt(sum_j p_j^2 v_jc^2))
 //   + (A_T + 2 A_D max_j scale |q|.|k_j|) sum_j p_j |v_jc|
 // (see attention/ring_attention's statement for where each term comes from). When q, k and v
-// are themselves bf16 roundings of exact values (ring_attention_tp/pp), qm, km, vm give the
+// are themselves bf16 roundings of exact values (ring_attention_tp), qm, km, vm give the
 // magnitude each element's error scales with (units of u) and two terms are added:
 //   + sum_j p_j vm_jc                                   (V's errors, carried by the weights)
 //   + sum_j p_j |v_jc - o_c| 2 scale (qm . km_j)        (q's, k's errors through the scores:
 //     d o_c / d s_j = p_j (v_jc - o_c), |δs_j| <= scale (qm.|k_j| + |q|.km_j) <= 2 scale qm.km_j).
-// qm == nullptr: none (inputs exact, ring_attention).
+// qm == nullptr: none (inputs exact, ring_attention). (ring_attention_pp carries errors through
+// two stages and has its own oracle, in its reference.)
 __global__ void attention_oracle(const double* q, const double* k, const double* v, const double* qm,
                                  const double* km, const double* vm, double* expected, float* scale, int rank,
                                  int64_t B, int64_t S, int64_t T, int64_t H, int64_t D) {

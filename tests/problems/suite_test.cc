@@ -139,6 +139,10 @@ TEST(Suite, PkbPresetsHaveParallelKernelBenchsDims) {
       {"attention/ulysses_attention_e2e", {{"B", 16}, {"S", 2}, {"T", 16}, {"HL", 1}, {"H", 8}, {"D", 64}, {"E", 512}}},
       {"attention/ring_attention_tp",
        {{"TP", 2}, {"CP", 4}, {"B", 16}, {"S", 4}, {"T", 16}, {"HL", 4}, {"NH", 8}, {"D", 64}, {"DM", 512}}},
+      {"attention/ring_attention_pp",
+       {{"PP", 2}, {"CP", 4}, {"B", 16}, {"S", 4}, {"T", 16}, {"NH", 8}, {"D", 64}, {"E", 512}, {"DM", 512}}},
+      {"attention/ring_attention_backward_dp",
+       {{"DP", 2}, {"CP", 4}, {"B", 16}, {"S", 4}, {"T", 16}, {"H", 8}, {"D", 64}}},
   };
   for (const auto& w : wants) {
     SCOPED_TRACE(w.problem);
@@ -160,6 +164,22 @@ TEST(Suite, FsdpAndTpGridFollowsParallelKernelBench) {
       const expr::Vars dims = size_dims(s, size, w);
       EXPECT_EQ(dims.at("NTP"), grid.first);
       EXPECT_EQ(dims.at("NF"), grid.second);
+    }
+}
+
+// attention/ring_attention_pp's grid as ParallelKernelBench builds it: PP = min(2, W) stages
+// of CP = W / PP ranks (PKB asserts W % PP == 0; an odd W here is one stage of W).
+TEST(Suite, RingAttentionPpGridFollowsParallelKernelBench) {
+  const Spec s = load("attention/ring_attention_pp");
+  const std::map<int, std::pair<double, double>> want = {{2, {2, 1}}, {3, {1, 3}}, {4, {2, 2}},  {5, {1, 5}},
+                                                         {8, {2, 4}}, {9, {1, 9}}, {16, {2, 8}}, {72, {2, 36}}};
+  for (const auto& size : s.size_names)
+    for (const auto& [w, grid] : want) {
+      SCOPED_TRACE(size + " at W=" + std::to_string(w));
+      const expr::Vars dims = size_dims(s, size, w);
+      EXPECT_EQ(dims.at("PP"), grid.first);
+      EXPECT_EQ(dims.at("CP"), grid.second);
+      EXPECT_EQ(dims.at("T"), dims.at("CP") * dims.at("S"));
     }
 }
 
