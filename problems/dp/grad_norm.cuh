@@ -35,10 +35,20 @@ __device__ inline void store_block_sum(double acc, double* partial) {
   if (threadIdx.x == 0) partial[blockIdx.x] = part[0];
 }
 
-__global__ void sum_partials_kernel(const double* partial, double* out) {
+// *total = the sum of the kPartials partials (the squared norm); the norm itself into the
+// problem's scalar output and its scale.
+__global__ void finish_norm_kernel(const double* partial, double* total, double* norm_out, float* norm_scale) {
   double acc = 0;
   for (int b = 0; b < kPartials; ++b) acc += partial[b];
-  *out = acc;
+  *total = acc;
+  *norm_out = sqrt(acc);
+  *norm_scale = float(sqrt(acc));
+}
+
+// What every clipped gradient is multiplied by, from the squared norm.
+__device__ inline double clip_coef(double total) {
+  const double norm = sqrt(total);
+  return norm > double(kMaxNorm) ? double(kMaxNorm) / norm : 1.0;
 }
 
 }  // namespace gradnorm

@@ -324,13 +324,32 @@ struct Path {
   }
 };
 
+// The cuBLASLt plans of each bucketed row count, made on first use by `make` (which plans the
+// GEMMs of one Plans in turn and returns the first failure) and kept; a failed set is not
+// kept, so a later call tries again.
+template <class Plans>
+struct PlanCache {
+  std::map<int64_t, std::unique_ptr<Plans>> by_rows;
+
+  template <class Make>
+  Plans* get(mgk_ctx* ctx, int64_t rows, Make make) {
+    if (auto it = by_rows.find(rows); it != by_rows.end()) return it->second.get();
+    auto made = std::make_unique<Plans>();
+    if (const cublasStatus_t e = make(*made); e != CUBLAS_STATUS_SUCCESS) {
+      mgk::set_error(ctx, "cuBLASLt plan for %lld rows: %s", (long long)rows, cublasGetStatusString(e));
+      return nullptr;
+    }
+    return (by_rows[rows] = std::move(made)).get();
+  }
+};
+
 // The SiLU-gated MLP of moe/fused_moe_fwd and the EP variants: inputs 3..8 are gate_proj
 // (weight I x N, bias I), up_proj, down_proj (weight N x I, bias N).
 struct Mlp {
   struct Plans {
     mgk::lt::Gemm gu, down;
   };
-  std::map<int64_t, std::unique_ptr<Plans>> plans;  // by bucketed row count
+  PlanCache<Plans> plans;
   int64_t KP = 0;  // I + 1 (the bias column), rounded up to 8 elements
   bf16 *wgu = nullptr, *wd = nullptr, *act = nullptr;
   float* gu = nullptr;
@@ -351,23 +370,16 @@ struct Mlp {
 
   // cuBLASLt plans for `rows` (bucketed) rows, made on first use.
   Plans* plan(mgk_ctx* ctx, Path& p, int64_t rows) {
-    auto& slot = plans[rows];
-    if (slot) return slot.get();
-    auto made = std::make_unique<Plans>();
-    mgk::lt::GemmShape a{rows, 2 * p.d.I, p.d.N};
-    a.trans_b = true;
-    a.d_type = CUDA_R_32F;
-    mgk::lt::GemmShape b{rows, p.d.N, KP};
-    b.trans_b = true;
-    cublasStatus_t e = made->gu.plan(p.lt, a, size_t(4) << 20);
-    if (e == CUBLAS_STATUS_SUCCESS) e = made->down.plan(p.lt, b, size_t(4) << 20);
-    if (e != CUBLAS_STATUS_SUCCESS) {
-      plans.erase(rows);
-      mgk::set_error(ctx, "cuBLASLt plan for %lld rows: %s", (long long)rows, cublasGetStatusString(e));
-      return nullptr;
-    }
-    slot = std::move(made);
-    return slot.get();
+    return plans.get(ctx, rows, [&](Plans& made) {
+      mgk::lt::GemmShape a{rows, 2 * p.d.I, p.d.N};
+      a.trans_b = true;
+      a.d_type = CUDA_R_32F;
+      mgk::lt::GemmShape b{rows, p.d.N, KP};
+      b.trans_b = true;
+      cublasStatus_t e = made.gu.plan(p.lt, a, size_t(4) << 20);
+      if (e == CUBLAS_STATUS_SUCCESS) e = made.down.plan(p.lt, b, size_t(4) << 20);
+      return e;
+    });
   }
 
   // y rows [0, received) = MLP(recv rows).
@@ -467,7 +479,7 @@ struct LoraMlp {
   struct Plans {
     mgk::lt::Gemm g1, g2, g3, g4;
   };
-  std::map<int64_t, std::unique_ptr<Plans>> plans;  // by bucketed row count
+  PlanCache<Plans> plans;
   int64_t R = 0, C1 = 0, KP = 0;  // C1 = 2I + 2R (GEMM 1's columns); KP as in Mlp
   bf16 *w1 = nullptr, *wb = nullptr, *w3 = nullptr, *w4 = nullptr, *xa = nullptr, *act = nullptr, *o3 = nullptr, *dl = nullptr;
   float *o1 = nullptr, *o2 = nullptr;
@@ -496,32 +508,25 @@ struct LoraMlp {
   }
 
   Plans* plan(mgk_ctx* ctx, Path& p, int64_t rows) {
-    auto& slot = plans[rows];
-    if (slot) return slot.get();
-    auto made = std::make_unique<Plans>();
-    const Dims& d = p.d;
-    mgk::lt::GemmShape s1{rows, C1, d.N};
-    s1.trans_b = true;
-    s1.d_type = CUDA_R_32F;
-    mgk::lt::GemmShape s2{rows, 2 * d.I, 2 * R};
-    s2.trans_b = true;
-    s2.d_type = CUDA_R_32F;
-    mgk::lt::GemmShape s3{rows, R + d.N, KP};
-    s3.trans_b = true;
-    mgk::lt::GemmShape s4{rows, d.N, R};
-    s4.trans_b = true;
-    s4.lda = R + d.N;  // the first R columns of GEMM 3's output
-    cublasStatus_t e = made->g1.plan(p.lt, s1, size_t(4) << 20);
-    if (e == CUBLAS_STATUS_SUCCESS) e = made->g2.plan(p.lt, s2, size_t(4) << 20);
-    if (e == CUBLAS_STATUS_SUCCESS) e = made->g3.plan(p.lt, s3, size_t(4) << 20);
-    if (e == CUBLAS_STATUS_SUCCESS) e = made->g4.plan(p.lt, s4, size_t(4) << 20);
-    if (e != CUBLAS_STATUS_SUCCESS) {
-      plans.erase(rows);
-      mgk::set_error(ctx, "cuBLASLt plan for %lld rows: %s", (long long)rows, cublasGetStatusString(e));
-      return nullptr;
-    }
-    slot = std::move(made);
-    return slot.get();
+    return plans.get(ctx, rows, [&](Plans& made) {
+      const Dims& d = p.d;
+      mgk::lt::GemmShape s1{rows, C1, d.N};
+      s1.trans_b = true;
+      s1.d_type = CUDA_R_32F;
+      mgk::lt::GemmShape s2{rows, 2 * d.I, 2 * R};
+      s2.trans_b = true;
+      s2.d_type = CUDA_R_32F;
+      mgk::lt::GemmShape s3{rows, R + d.N, KP};
+      s3.trans_b = true;
+      mgk::lt::GemmShape s4{rows, d.N, R};
+      s4.trans_b = true;
+      s4.lda = R + d.N;  // the first R columns of GEMM 3's output
+      cublasStatus_t e = made.g1.plan(p.lt, s1, size_t(4) << 20);
+      if (e == CUBLAS_STATUS_SUCCESS) e = made.g2.plan(p.lt, s2, size_t(4) << 20);
+      if (e == CUBLAS_STATUS_SUCCESS) e = made.g3.plan(p.lt, s3, size_t(4) << 20);
+      if (e == CUBLAS_STATUS_SUCCESS) e = made.g4.plan(p.lt, s4, size_t(4) << 20);
+      return e;
+    });
   }
 
   // y rows [0, received) = MLP_lora(recv rows).

@@ -85,14 +85,18 @@ __device__ double recon_exact(double x, double scale) {
   return mgk::round_to(MGK_BF16, double(float(deq * scale)));
 }
 
-// Every rank q's scale (scale[q], fp32 values as doubles) from its regenerated inputs: amax
-// over the `n` elements of input `g` (partial: W * kPartials doubles of scratch), the rolled
-// history of input `hg` (h slots) with amax last, its max clamped at 1e-12 and rounded to
-// bf16, over 448 in fp32; this rank's rolled history lands in e_hist.
+// Every rank q's scale (*scale_out[q], fp32 values as doubles, W of them in `scratch`) from
+// its regenerated inputs: amax over the `n` elements of input `g`, the rolled history of input
+// `hg` (h slots) with amax last, its max clamped at 1e-12 and rounded to bf16, over 448 in
+// fp32; this rank's rolled history lands in e_hist. 0, or the error already set on ctx.
 template <int kPartials>
-int oracle_scales(mgk_ctx* ctx, mgk_input_gen g, int64_t n, mgk_input_gen hg, int h, double* partial, double* e_hist,
-                  double* scale, cudaStream_t st) {
+int oracle_scales(mgk_ctx* ctx, mgk::oracle::Scratch& scratch, mgk_input_gen g, int64_t n, mgk_input_gen hg, int h,
+                  double* e_hist, double** scale_out, cudaStream_t st) {
   const int W = ctx->world_size, R = ctx->rank;
+  double* partial = scratch.get<double>(int64_t(W) * kPartials);
+  double* scale = scratch.get<double>(W);
+  if (!scratch.ok()) return mgk::set_error(ctx, "oracle: out of device memory");
+  *scale_out = scale;
   amax_partial_kernel<kPartials><<<dim3(kPartials, W), kOracleThreads, 0, st>>>(g, n, partial);
   MGK_LAUNCH_CHECK(ctx);
   MGK_CUDA_TRY(ctx, mgk::oracle::for_each(

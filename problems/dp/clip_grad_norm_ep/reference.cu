@@ -145,18 +145,8 @@ MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t s
   if (!scratch.ok()) return mgk::set_error(ctx, "oracle: out of device memory");
   exact_partial_kernel<<<kPartials, kThreads, 0, st>>>(a->gens[0], a->gens[1], ctx->world_size, ep, n, partial);
   MGK_LAUNCH_CHECK(ctx);
-  gradnorm::sum_partials_kernel<<<1, 1, 0, st>>>(partial, total);
+  gradnorm::finish_norm_kernel<<<1, 1, 0, st>>>(partial, total, static_cast<double*>(a->expected[0]), a->scale[0]);
   MGK_LAUNCH_CHECK(ctx);
-  auto* norm_out = static_cast<double*>(a->expected[0]);
-  float* norm_scale = a->scale[0];
-  MGK_CUDA_TRY(ctx, mgk::oracle::for_each(
-                        1,
-                        [=] __device__(int64_t) {
-                          const double norm = sqrt(*total);
-                          *norm_out = norm;
-                          *norm_scale = float(norm);
-                        },
-                        st));
   const int rank = ctx->rank;
   for (int t = 0; t < 2; ++t) {
     const mgk_input_gen gen = a->gens[t];
@@ -166,8 +156,7 @@ MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t s
     MGK_CUDA_TRY(ctx, mgk::oracle::for_each(
                           n,
                           [=] __device__(int64_t i) {
-                            const double norm = sqrt(*total);
-                            const double coef = norm > double(kMaxNorm) ? double(kMaxNorm) / norm : 1.0;
+                            const double coef = gradnorm::clip_coef(*total);
                             const double v0 = mgk::gen_value(gen, rank, i);
                             const double v = (expert ? scaled_expert(v0, ep) : v0) * coef;
                             x[i] = v;

@@ -82,10 +82,8 @@ MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t s
   const int h = int(a->inputs[1].numel);
   const mgk_input_gen g = a->gens[0], hg = a->gens[1];
   mgk::oracle::Scratch scratch(st);
-  double* partial = scratch.get<double>(size_t(W) * kPartials);
-  double* scale = scratch.get<double>(W);
-  if (!scratch.ok()) return mgk::set_error(ctx, "oracle: out of device memory");
-  if (int rc = quant::oracle_scales<kPartials>(ctx, g, n, hg, h, partial, static_cast<double*>(a->expected[1]), scale, st))
+  double* scale = nullptr;
+  if (int rc = quant::oracle_scales<kPartials>(ctx, scratch, g, n, hg, h, static_cast<double*>(a->expected[1]), &scale, st))
     return rc;
   auto* e = static_cast<double*>(a->expected[0]);
   float* sc = a->scale[0];
