@@ -66,7 +66,7 @@ MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor
     if (mine) {
       const void* x = in[0].data;
       if (stage > 0 && !MGK_LOCAL_ONLY) {  // the previous stage's output, same CP position
-        MGK_CUDA_TRY(ctx, plain::copy_matrix(ps.sym[1].peers[rank - CP], DM, ps.local[1], DM, B * S, DM, s));
+        MGK_CUDA_TRY(ctx, plain::copy_matrix(ps.sym[1].host_peers[rank - CP], DM, ps.local[1], DM, B * S, DM, s));
         x = ps.local[1];
       }
       if (plain::gemm(ctx, s, false, true, B * S, 3 * E, DM, x, DM, in[1].data, DM, qkv, 3 * E))
