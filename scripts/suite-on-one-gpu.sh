@@ -70,6 +70,8 @@ for p in json.load(open(os.path.join(out, "problems.json"))):
     degs.append(plain + " MGK_LOCAL_ONLY=1")
     turn = len(selected) - 1
     for i, s in enumerate(presets):
+        if not ws:  # WORLDS names none this problem allows (moe_ep_narrow starts at 4)
+            break
         if s == "large" and not has_large:
             continue
         stages[5 if s == "large" else 2].append(f"incorrect {name} {ws[(i + turn) % len(ws)]} {s} {degs[(i + turn) % len(degs)]}")

@@ -138,6 +138,13 @@ TEST_F(SuiteOnOneGpuScript, PlansTheWorldsAndPresetsItIsAskedFor) {
   EXPECT_EQ(count_calls(all, {"degenerate/", "--size large "}) + count_calls(all, {"MGK_LOCAL_ONLY", "--size large "}), 1);
   EXPECT_EQ(count_calls(all, {"--size tiny"}) + count_calls(all, {"--size pkb"}) + count_calls(all, {"medium"}), 0);
 
+  // WORLDS that leave a problem no world plan nothing for it (moe_ep_narrow needs W >= 4; the
+  // degenerates' turns used to divide by the empty list's length).
+  ScriptRun narrow = run({{"PROBLEMS", "moe/moe_ep_narrow,tp/gemm_allreduce"}, {"STAGES", "1 2"}, {"WORLDS", "2"}});
+  EXPECT_EQ(narrow.exit_code, 0) << narrow.output;
+  EXPECT_EQ(count_calls(narrow, {"moe_ep_narrow"}), 0) << narrow.output;
+  EXPECT_EQ(count_calls(narrow, {"tp/gemm_allreduce", "--gpus 0,0 "}), 6) << narrow.output;  // plain + 5 degenerates
+
   // A stage with nothing to do runs nothing (it used to start one job with no arguments).
   ScriptRun none = run({{"PROBLEMS", "tp/gemm_allreduce"}, {"STAGES", "3"}});
   EXPECT_EQ(none.exit_code, 0) << none.output;
