@@ -53,13 +53,16 @@ TEST_F(SharedGpuEval, ExpertsPassUntimedAtWorldTwoAndFour) {
   }
 }
 
-// $MGK_TEST_SHARED_WORLD runs the variants at another world size (default 4).
+// $MGK_TEST_SHARED_WORLD runs the variants at another world size (default 4), and
+// $MGK_TEST_SHARED_SIZES at other presets (default small,odd: a full size and the tails; a
+// device visit with minutes to spare asks for tiny,small,medium,large,odd).
 TEST_F(SharedGpuEval, ExpertVariantsPassWithSharedRanks) {
   const char* w = std::getenv("MGK_TEST_SHARED_WORLD");
   const int world = w && *w ? std::atoi(w) : 4;
+  const char* sizes = std::getenv("MGK_TEST_SHARED_SIZES");
   for (const auto& [problem, defines] : kExpertVariants) {
     SCOPED_TRACE(variant_label(problem, defines));
-    expect_verdict(eval(problem, world, expert_variant_args(defines), "small,odd"), "correct");
+    expect_verdict(eval(problem, world, expert_variant_args(defines), sizes && *sizes ? sizes : "small,odd"), "correct");
   }
 }
 
