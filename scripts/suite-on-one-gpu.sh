@@ -14,8 +14,8 @@
 #   4. the plain candidate at tiny,small,pkb,odd at W = 3 or 4, at tiny,pkb,odd above
 #      (ALL_PRESETS=1: at every preset but large, as at W = 2);
 #   5. the large presets (plain at W = 2, with ALL_PRESETS=1 at every world, and the
-#      degenerate whose turn it is), LARGE_JOBS at once (default 2: memory); SKIP_LARGE=1
-#      leaves them out.
+#      degenerate whose turn it is), LARGE_JOBS at once (default 2: memory), the plain one with
+#      one trial of three calls; SKIP_LARGE=1 leaves them out.
 # Usage: scripts/suite-on-one-gpu.sh OUT [BIN]   (BIN: a build dir or a folder with mgk)
 #   PROBLEMS  comma-separated globs (default: every problem but the collectives)
 #   KEEP_LOGS=bad  deletes the logs of evaluations that went as expected (a device visit
@@ -109,7 +109,12 @@ run_one() {
     root_for=(env MGK_ROOT="$w1")
   else
     args=(eval "$name" "$kernel" --gpus "$gpus")
-    if [ "$expect" = correct ]; then args+=(--trials 2 --back-to-back 4); else args+=(--trials 1 --back-to-back 0); fi
+    # large: one trial and two calls in a row, where the others have two and four: with ranks
+    # taking turns on one GPU the candidate's runs are most of a large evaluation's minutes,
+    # and what large adds (sizes past 2^31 bytes, grid limits) one trial shows.
+    if [ "$expect" != correct ]; then args+=(--trials 1 --back-to-back 0)
+    elif [ "$sizes" = large ]; then args+=(--trials 1 --back-to-back 2)
+    else args+=(--trials 2 --back-to-back 4); fi
   fi
   args+=(--size "$sizes" --json --no-store --timeout 300)
   [ -n "$define" ] && args+=(-D "$define")

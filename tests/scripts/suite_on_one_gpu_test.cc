@@ -133,7 +133,8 @@ TEST_F(SuiteOnOneGpuScript, PlansTheWorldsAndPresetsItIsAskedFor) {
   ScriptRun all = run({{"PROBLEMS", "tp/gemm_allreduce"}, {"STAGES", "4 5"}, {"ALL_PRESETS", "1"}, {"PRESETS", "small,large"}});
   EXPECT_EQ(all.exit_code, 0) << all.output;
   for (const char* gpus : {"--gpus 0,0 ", "--gpus 0,0,0,0 ", "--gpus 0,0,0,0,0,0,0,0 "})
-    EXPECT_EQ(count_calls(all, {gpus, "gemm_allreduce.cu --gpus", "--size large "}), 1) << gpus;
+    EXPECT_EQ(count_calls(all, {gpus, "gemm_allreduce.cu --gpus", "--trials 1 --back-to-back 2 --size large "}), 1) << gpus;
+  EXPECT_EQ(count_calls(all, {"--trials 2 --back-to-back 4 --size small "}), 2);
   EXPECT_EQ(count_calls(all, {"--size small "}), 2);  // W = 4 and 8 (W = 2 is stage 1's)
   EXPECT_EQ(count_calls(all, {"degenerate/", "--size large "}) + count_calls(all, {"MGK_LOCAL_ONLY", "--size large "}), 1);
   EXPECT_EQ(count_calls(all, {"--size tiny"}) + count_calls(all, {"--size pkb"}) + count_calls(all, {"medium"}), 0);
