@@ -458,7 +458,9 @@ TEST(ToleranceModel, TheFp8ReduceScatterPassesInEveryOrderAndRejectsOneRank) {
     EXPECT_EQ(misses(fp32, exact, scale, factor), 0);
     EXPECT_GT(misses(zeros, exact, scale, factor), p * 9 / 10);
     EXPECT_GT(misses(own, exact, scale, factor), p * 3 / 4);
-    if (w == 2) EXPECT_GT(misses(unquantised, exact, scale, factor), p / 3);
+    if (w == 2) {
+      EXPECT_GT(misses(unquantised, exact, scale, factor), p / 3);
+    }
   }
 }
 
@@ -569,14 +571,19 @@ PipeExact pipe_exact(const PipeShape& s, const PipeStage& st, const std::vector<
   return r;
 }
 
+// The wrong implementations the bound must reject: the rank's own block of keys only (no
+// communication), the diagonal block without its causal mask (a query sees the later keys of
+// its block), the scores not scaled by 1 / sqrt(D).
+enum class PipeMistake { kNone, kLocalOnly, kNotCausal, kUnscaled };
+
 // An implementation's stage from its bf16 input x: qkv in bf16; per CP block (the diagonal
 // one causal) flash-style with P and the block output rounded to bf16 and merged in fp32 by
 // log-sum-exp (`flash`), or one fp32 softmax over every key; ctx and y rounded to bf16.
-// `local_only`: the rank's own block of keys only.
 std::vector<float> pipe_impl(const PipeShape& s, const PipeStage& st, const std::vector<float>& x, bool flash,
-                             bool local_only) {
+                             PipeMistake mistake = PipeMistake::kNone) {
   const int B = s.B, T = s.T(), E = s.E(), DM = s.DM, D = s.D, H = s.NH, S = s.S;
-  const float sm = 1 / std::sqrt(float(D));
+  const bool local_only = mistake == PipeMistake::kLocalOnly;
+  const float sm = mistake == PipeMistake::kUnscaled ? 1.0f : 1 / std::sqrt(float(D));
   std::vector<float> qkv(size_t(B) * T * 3 * E), ctx(size_t(B) * T * E), y(size_t(B) * T * DM);
   for (int b = 0; b < B; ++b)
     for (int pos = 0; pos < T; ++pos)
@@ -595,7 +602,9 @@ std::vector<float> pipe_impl(const PipeShape& s, const PipeStage& st, const std:
         float acc_lse = 0;
         bool started = false;
         for (int blk = g / S; blk >= first; --blk) {  // the diagonal block first, as the ring
-          const int j0 = flash ? blk * S : first * S, j1 = blk == g / S ? g : (blk + 1) * S - 1;
+          const bool diagonal = blk == g / S;
+          const int j0 = flash ? blk * S : first * S,
+                    j1 = diagonal && mistake != PipeMistake::kNotCausal ? g : std::min((blk + 1) * S, T) - 1;
           if (!flash && blk != g / S) break;  // fp32: one softmax over keys j0 .. g
           std::vector<float> sc(j1 - j0 + 1);
           float mb = -INFINITY;
@@ -633,46 +642,83 @@ std::vector<float> pipe_impl(const PipeShape& s, const PipeStage& st, const std:
   return y;
 }
 
+// One drawn case of the pipeline at shape s: both stages' weights, stage 0's and stage 1's
+// own hidden_states, and the oracle's two stages (stage 1 from stage 0's exact output).
+const PipeShape kPipeShapes[] = {{2, 3, 5, 2, 64, 196}, {2, 2, 8, 2, 64, 512}, {3, 1, 7, 3, 32, 96}};
+
+std::vector<double> as_double(const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); }
+
+struct PipeCase {
+  PipeStage st[2];
+  std::vector<float> x0, own1;
+  PipeExact e0, e1;
+
+  PipeCase(const PipeShape& s, uint32_t seed) {
+    std::mt19937 g(5600 + seed);
+    for (auto& stage : st)
+      for (int c = 0; c < s.CP; ++c) {
+        stage.w.push_back(random_bf16(g, size_t(3) * s.E() * s.DM, 0.02f));  // problem.json's stds
+        stage.wo.push_back(random_bf16(g, size_t(s.DM) * s.E(), 0.3f));
+      }
+    const size_t n = size_t(s.B) * s.T() * s.DM;
+    x0 = random_bf16(g, n), own1 = random_bf16(g, n);
+    e0 = pipe_exact(s, st[0], as_double(x0), nullptr, nullptr);
+    e1 = pipe_exact(s, st[1], e0.val, &e0.ind, &e0.cor);
+  }
+};
+
 // Both stages: the reference's roundings and an fp32 attention pass, within half the bound, at
 // stage 0 and at stage 1 (which starts from the implementation's own bf16 stage-0 output, the
 // oracle from the exact one); zeros fail nearly everywhere; the local-only degenerate fails at stage 1 and on the CP
 // blocks after the first at stage 0.
 TEST(ToleranceModel, TheAttentionPipelinePassesTheReferencesRoundingsAndFp32AndRejectsLocalOnly) {
-  const PipeShape shapes[] = {{2, 3, 5, 2, 64, 196}, {2, 2, 8, 2, 64, 512}, {3, 1, 7, 3, 32, 96}};
-  for (const auto& s : shapes)
+  for (const auto& s : kPipeShapes)
     for (uint32_t seed : {1u, 2u, 3u}) {
       SCOPED_TRACE("CP=" + std::to_string(s.CP) + " DM=" + std::to_string(s.DM) + " seed " + std::to_string(seed));
-      std::mt19937 g(5600 + seed);
-      PipeStage st[2];
-      for (auto& stage : st)
-        for (int c = 0; c < s.CP; ++c) {
-          stage.w.push_back(random_bf16(g, size_t(3) * s.E() * s.DM, 0.02f));  // problem.json's stds
-          stage.wo.push_back(random_bf16(g, size_t(s.DM) * s.E(), 0.3f));
-        }
-      const size_t n = size_t(s.B) * s.T() * s.DM;
-      const auto x0 = random_bf16(g, n), own1 = random_bf16(g, n);  // stage 0's and stage 1's hidden_states
-      const std::vector<double> x0d(x0.begin(), x0.end());
-      const PipeExact e0 = pipe_exact(s, st[0], x0d, nullptr, nullptr);
-      const PipeExact e1 = pipe_exact(s, st[1], e0.val, &e0.ind, &e0.cor);
-      auto as_double = [](const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); };
+      const PipeCase pc(s, seed);
+      const size_t n = pc.x0.size();
       for (bool flash : {true, false}) {
-        const auto y0 = pipe_impl(s, st[0], x0, flash, false), y1 = pipe_impl(s, st[1], y0, flash, false);
+        const auto y0 = pipe_impl(s, pc.st[0], pc.x0, flash), y1 = pipe_impl(s, pc.st[1], y0, flash);
         // By a margin: within half the allowance (factor 1 instead of problem.json's 2).
-        EXPECT_EQ(misses(as_double(y0), e0.val, e0.check, 1), 0) << flash;
-        EXPECT_EQ(misses(as_double(y1), e1.val, e1.check, 1), 0) << flash;
+        EXPECT_EQ(misses(as_double(y0), pc.e0.val, pc.e0.check, 1), 0) << flash;
+        EXPECT_EQ(misses(as_double(y1), pc.e1.val, pc.e1.check, 1), 0) << flash;
       }
       const std::vector<double> zeros(n, 0);
-      EXPECT_GT(misses(zeros, e0.val, e0.check, 2), int(n) * 3 / 4);
-      EXPECT_GT(misses(zeros, e1.val, e1.check, 2), int(n) * 3 / 4);
-      const auto l0 = as_double(pipe_impl(s, st[0], x0, true, true)),
-                 l1 = as_double(pipe_impl(s, st[1], own1, true, true));
-      EXPECT_GT(misses(l1, e1.val, e1.check, 2), int(n) * 3 / 4);
+      EXPECT_GT(misses(zeros, pc.e0.val, pc.e0.check, 2), int(n) * 3 / 4);
+      EXPECT_GT(misses(zeros, pc.e1.val, pc.e1.check, 2), int(n) * 3 / 4);
+      const auto l0 = as_double(pipe_impl(s, pc.st[0], pc.x0, true, PipeMistake::kLocalOnly)),
+                 l1 = as_double(pipe_impl(s, pc.st[1], pc.own1, true, PipeMistake::kLocalOnly));
+      EXPECT_GT(misses(l1, pc.e1.val, pc.e1.check, 2), int(n) * 3 / 4);
       if (s.CP > 1) {  // rows of blocks c >= 1: every sequence's positions S .. T - 1
         std::vector<double> got, exact, scale;
         for (size_t i = 0; i < n; ++i)
           if ((i / s.DM) % s.T() >= size_t(s.S))
-            got.push_back(l0[i]), exact.push_back(e0.val[i]), scale.push_back(e0.check[i]);
+            got.push_back(l0[i]), exact.push_back(pc.e0.val[i]), scale.push_back(pc.e0.check[i]);
         EXPECT_GT(misses(got, exact, scale, 2), int(got.size()) / 2);
+      }
+    }
+}
+
+// Near misses, with problem.json's input distributions, where the scores are small (w_qkv
+// std 0.02) and softmax is near uniform: the diagonal block without its mask and unscaled
+// scores still miss the bound (factor 2) on more than 5 % of the elements at stage 0 and at
+// stage 1 (one miss fails a candidate; the margin says it is no accident of one draw). The
+// fewest seen: unscaled scores at stage 1, DM = 96, 9 %; at T = 1024 (one run, not kept: 7 s)
+// still 45 %.
+TEST(ToleranceModel, TheAttentionPipelineRejectsAMissingMaskAndUnscaledScores) {
+  std::vector<PipeShape> shapes(std::begin(kPipeShapes), std::end(kPipeShapes));
+  shapes.push_back({1, 2, 32, 2, 64, 256});  // tiny's T = 64 and DM at CP = 2
+  for (const auto& s : shapes)
+    for (uint32_t seed : {1u, 2u, 3u}) {
+      SCOPED_TRACE("CP=" + std::to_string(s.CP) + " DM=" + std::to_string(s.DM) + " seed " + std::to_string(seed));
+      const PipeCase pc(s, seed);
+      const int n = int(pc.x0.size());
+      for (PipeMistake m : {PipeMistake::kNotCausal, PipeMistake::kUnscaled}) {
+        const auto y0 = pipe_impl(s, pc.st[0], pc.x0, true, m), y1 = pipe_impl(s, pc.st[1], y0, true, m);
+        const int m0 = misses(as_double(y0), pc.e0.val, pc.e0.check, 2),
+                  m1 = misses(as_double(y1), pc.e1.val, pc.e1.check, 2);
+        EXPECT_GT(m0, n / 20) << int(m) << ": stage 0 misses " << m0 << " of " << n;
+        EXPECT_GT(m1, n / 20) << int(m) << ": stage 1 misses " << m1 << " of " << n;
       }
     }
 }
