@@ -69,9 +69,9 @@ for p in json.load(open(os.path.join(out, "problems.json"))):
     degs = [os.path.join(cands, "degenerate", d + ".cu") for d in ("zeros", "constant", "copy_input")]
     degs.append(plain + " MGK_LOCAL_ONLY=1")
     turn = len(selected) - 1
-    for i, s in enumerate(presets):
-        if not ws:  # WORLDS names none this problem allows (moe_ep_narrow starts at 4)
-            break
+    if not ws:  # WORLDS names none this problem allows (moe_ep_narrow starts at 4)
+        print(f"suite-on-one-gpu: {name}: no world of WORLDS in {p['min_world']}..{p['max_world']}: only its W = 1 reference (REFERENCE_W1) is planned", file=sys.stderr)
+    for i, s in enumerate(presets if ws else []):
         if s == "large" and not has_large:
             continue
         stages[5 if s == "large" else 2].append(f"incorrect {name} {ws[(i + turn) % len(ws)]} {s} {degs[(i + turn) % len(degs)]}")
@@ -109,9 +109,10 @@ run_one() {
     root_for=(env MGK_ROOT="$w1")
   else
     args=(eval "$name" "$kernel" --gpus "$gpus")
-    # large: one trial and two calls in a row, where the others have two and four: with ranks
-    # taking turns on one GPU the candidate's runs are most of a large evaluation's minutes,
-    # and what large adds (sizes past 2^31 bytes, grid limits) one trial shows.
+    # large: one trial of three calls (its own and two back to back), where the others have two
+    # trials of five: with ranks taking turns on one GPU the candidate's runs are most of a
+    # large evaluation's minutes, and what large adds (sizes past 2^31 bytes, grid limits) one
+    # trial shows.
     if [ "$expect" != correct ]; then args+=(--trials 1 --back-to-back 0)
     elif [ "$sizes" = large ]; then args+=(--trials 1 --back-to-back 2)
     else args+=(--trials 2 --back-to-back 4); fi

@@ -604,7 +604,7 @@ std::vector<float> pipe_impl(const PipeShape& s, const PipeStage& st, const std:
         for (int blk = g / S; blk >= first; --blk) {  // the diagonal block first, as the ring
           const bool diagonal = blk == g / S;
           const int j0 = flash ? blk * S : first * S,
-                    j1 = diagonal && mistake != PipeMistake::kNotCausal ? g : std::min((blk + 1) * S, T) - 1;
+                    j1 = diagonal && mistake != PipeMistake::kNotCausal ? g : (blk + 1) * S - 1;
           if (!flash && blk != g / S) break;  // fp32: one softmax over keys j0 .. g
           std::vector<float> sc(j1 - j0 + 1);
           float mb = -INFINITY;
@@ -700,11 +700,13 @@ TEST(ToleranceModel, TheAttentionPipelinePassesTheReferencesRoundingsAndFp32AndR
 }
 
 // Near misses, with problem.json's input distributions, where the scores are small (w_qkv
-// std 0.02) and softmax is near uniform: the diagonal block without its mask and unscaled
-// scores still miss the bound (factor 2) on more than 5 % of the elements at stage 0 and at
-// stage 1 (one miss fails a candidate; the margin says it is no accident of one draw). The
-// fewest seen: unscaled scores at stage 1, DM = 96, 9 %; at T = 1024 (one run, not kept: 7 s)
-// still 45 %.
+// std 0.02) and softmax is near uniform. Stage 0: the diagonal block without its mask and
+// unscaled scores each miss the bound (factor 2) on more than 5 % of the elements (one miss
+// fails a candidate; the margin says it is no accident of one draw). Stage 1 alone, from
+// stage 0's right output: the missing mask misses as widely (over 50 %); unscaled scores may
+// not, the scores being smaller still there (0 % at DM = 96, 1-17 % at DM = 196 and at tiny's
+// shape, over 50 % at DM = 512), so a kernel that forgets the scale is caught at its stage-0
+// ranks, which run the same code.
 TEST(ToleranceModel, TheAttentionPipelineRejectsAMissingMaskAndUnscaledScores) {
   std::vector<PipeShape> shapes(std::begin(kPipeShapes), std::end(kPipeShapes));
   shapes.push_back({1, 2, 32, 2, 64, 256});  // tiny's T = 64 and DM at CP = 2
@@ -713,12 +715,14 @@ TEST(ToleranceModel, TheAttentionPipelineRejectsAMissingMaskAndUnscaledScores) {
       SCOPED_TRACE("CP=" + std::to_string(s.CP) + " DM=" + std::to_string(s.DM) + " seed " + std::to_string(seed));
       const PipeCase pc(s, seed);
       const int n = int(pc.x0.size());
+      const auto right0 = pipe_impl(s, pc.st[0], pc.x0, true);
       for (PipeMistake m : {PipeMistake::kNotCausal, PipeMistake::kUnscaled}) {
-        const auto y0 = pipe_impl(s, pc.st[0], pc.x0, true, m), y1 = pipe_impl(s, pc.st[1], y0, true, m);
-        const int m0 = misses(as_double(y0), pc.e0.val, pc.e0.check, 2),
-                  m1 = misses(as_double(y1), pc.e1.val, pc.e1.check, 2);
+        const int m0 = misses(as_double(pipe_impl(s, pc.st[0], pc.x0, true, m)), pc.e0.val, pc.e0.check, 2);
         EXPECT_GT(m0, n / 20) << int(m) << ": stage 0 misses " << m0 << " of " << n;
-        EXPECT_GT(m1, n / 20) << int(m) << ": stage 1 misses " << m1 << " of " << n;
+        const int m1 = misses(as_double(pipe_impl(s, pc.st[1], right0, true, m)), pc.e1.val, pc.e1.check, 2);
+        if (m == PipeMistake::kNotCausal) {
+          EXPECT_GT(m1, n / 20) << "stage 1 alone misses " << m1 << " of " << n;
+        }
       }
     }
 }
