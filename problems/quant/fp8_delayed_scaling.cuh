@@ -85,7 +85,7 @@ __device__ double recon_exact(double x, double scale) {
   return mgk::round_to(MGK_BF16, double(float(deq * scale)));
 }
 
-// Every rank q's scale (*scale_out[q], fp32 values as doubles, W of them in `scratch`) from
+// Every rank q's scale ((*scale_out)[q], fp32 values as doubles, W of them in `scratch`) from
 // its regenerated inputs: amax over the `n` elements of input `g`, the rolled history of input
 // `hg` (h slots) with amax last, its max clamped at 1e-12 and rounded to bf16, over 448 in
 // fp32; this rank's rolled history lands in e_hist. 0, or the error already set on ctx.
