@@ -57,18 +57,17 @@ __global__ void merge_kernel(const __nv_bfloat16* blk, const float* blk_lse, flo
     if (comm) MGK_NCCL_TRY(ctx, expr); \
   } while (0)
 
-class Ring {
- public:
-  Ring() = default;
-  Ring(const Ring&) = delete;
-  Ring& operator=(const Ring&) = delete;
-  ~Ring() {
+// What a ring that passes K, V blocks on a second stream needs beside its compute (Ring below,
+// and attention/ring_attention_backward_dp): two landing slots of one block each, the stream
+// the transfers run on, and the events that order them against the compute: `start` and
+// `comm_done` bracket a call, received[t] / computed[t] mark step t's block in and used.
+struct RingSlots {
+  RingSlots() = default;
+  RingSlots(const RingSlots&) = delete;
+  RingSlots& operator=(const RingSlots&) = delete;
+  ~RingSlots() {
     for (auto& s : slot)
       for (void* p : s) cudaFree(p);
-    cudaFree(blk_out);
-    cudaFree(blk_lse);
-    cudaFree(acc);
-    cudaFree(acc_lse);
     for (auto* v : {&received, &computed})
       for (cudaEvent_t e : *v) cudaEventDestroy(e);
     if (start) cudaEventDestroy(start);
@@ -76,22 +75,46 @@ class Ring {
     if (comm_stream) cudaStreamDestroy(comm_stream);
   }
 
+  // Slots of `block_bytes` each, and events for `steps` ring steps.
+  int setup_slots(mgk_ctx* ctx, size_t block_bytes, int steps) {
+    for (auto& sl : slot)
+      for (void*& p : sl) MGK_CUDA_TRY(ctx, cudaMalloc(&p, block_bytes));
+    MGK_CUDA_TRY(ctx, cudaStreamCreateWithFlags(&comm_stream, cudaStreamNonBlocking));
+    for (cudaEvent_t* e : {&start, &comm_done}) MGK_CUDA_TRY(ctx, cudaEventCreateWithFlags(e, cudaEventDisableTiming));
+    received.resize(size_t(steps));
+    computed.resize(size_t(steps));
+    for (auto* v : {&received, &computed})
+      for (cudaEvent_t& e : *v) MGK_CUDA_TRY(ctx, cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    return 0;
+  }
+
+  void* slot[2][2] = {};  // received blocks: slot[i][0] = K, slot[i][1] = V
+  cudaStream_t comm_stream = nullptr;
+  cudaEvent_t start = nullptr, comm_done = nullptr;
+  std::vector<cudaEvent_t> received, computed;  // per ring step
+};
+
+class Ring : private RingSlots {
+ public:
+  Ring() = default;
+  Ring(const Ring&) = delete;
+  Ring& operator=(const Ring&) = delete;
+  ~Ring() {
+    cudaFree(blk_out);
+    cudaFree(blk_lse);
+    cudaFree(acc);
+    cudaFree(acc_lse);
+  }
+
   // Buffers, streams, events and the two cuDNN plans for a ring of W ranks.
   int setup(mgk_ctx* ctx, int64_t B_, int64_t S_, int64_t H_, int64_t D_, int W) {
     B = B_, S = S_, H = H_, D = D_;
     const size_t block = size_t(B * S * H * D);
-    for (auto& sl : slot)
-      for (void*& p : sl) MGK_CUDA_TRY(ctx, cudaMalloc(&p, block * 2));
+    if (setup_slots(ctx, block * 2, W)) return 1;
     MGK_CUDA_TRY(ctx, cudaMalloc(&blk_out, block * 2));
     MGK_CUDA_TRY(ctx, cudaMalloc(&acc, block * 4));
     MGK_CUDA_TRY(ctx, cudaMalloc(&blk_lse, size_t(B * H * S) * 4));
     MGK_CUDA_TRY(ctx, cudaMalloc(&acc_lse, size_t(B * H * S) * 4));
-    MGK_CUDA_TRY(ctx, cudaStreamCreateWithFlags(&comm_stream, cudaStreamNonBlocking));
-    for (cudaEvent_t* e : {&start, &comm_done}) MGK_CUDA_TRY(ctx, cudaEventCreateWithFlags(e, cudaEventDisableTiming));
-    received.resize(size_t(W));
-    computed.resize(size_t(W));
-    for (auto* v : {&received, &computed})
-      for (cudaEvent_t& e : *v) MGK_CUDA_TRY(ctx, cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
     MGK_CUDNN_TRY(ctx, dnn.create());
     mgk::dnn::AttentionShape a;
     a.b = B, a.h = H, a.s_q = a.s_kv = S, a.d = D;
@@ -165,14 +188,10 @@ class Ring {
   int64_t B = 0, S = 0, H = 0, D = 0;
   mgk::dnn::Handle dnn;
   mgk::dnn::Attention diagonal, earlier;  // causal S x S; unmasked S x S
-  void* slot[2][2] = {};                  // received blocks: slot[i][0] = K, slot[i][1] = V
   void* blk_out = nullptr;                // [B, S, H, D] bf16, one block's O
   float* blk_lse = nullptr;               // [B, H, S]: cuDNN's stats layout
   float* acc = nullptr;                   // [B, S, H, D] fp32
   float* acc_lse = nullptr;               // [B, H, S]
-  cudaStream_t comm_stream = nullptr;
-  cudaEvent_t start = nullptr, comm_done = nullptr;
-  std::vector<cudaEvent_t> received, computed;  // per ring step
 };
 
 // One warp per output row (b, i, h) of group rank `rank`, lanes over D (D <= 128): the exact

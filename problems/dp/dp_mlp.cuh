@@ -48,7 +48,7 @@ using bf16 = __nv_bfloat16;
 inline int blocks(int64_t n) { return int(std::min<int64_t>((n + 255) / 256, 132 * 16)); }
 
 // a = relu(bf16(acc + b1)): PyTorch's addmm adds the bias in fp32 and rounds once.
-__global__ inline void bias_relu(const float* acc, const bf16* b, int64_t rows, int64_t cols, bf16* a) {
+__global__ void bias_relu(const float* acc, const bf16* b, int64_t rows, int64_t cols, bf16* a) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < rows * cols; i += int64_t(gridDim.x) * blockDim.x) {
     const float h = __bfloat162float(__float2bfloat16(acc[i] + __bfloat162float(b[i % cols])));
     a[i] = __float2bfloat16(h > 0.0f ? h : 0.0f);
@@ -57,8 +57,8 @@ __global__ inline void bias_relu(const float* acc, const bf16* b, int64_t rows, 
 
 // d = dL/do for the MSE loss as PyTorch's bf16 mse_loss_backward rounds it: o = bf16(acc + b2),
 // then bf16(o - y), then bf16(that * norm), norm = 2 / (rows * cols).
-__global__ inline void mse_grad(const float* acc, const bf16* b, const bf16* y, int64_t rows, int64_t cols, float norm,
-                                bf16* d) {
+__global__ void mse_grad(const float* acc, const bf16* b, const bf16* y, int64_t rows, int64_t cols, float norm,
+                         bf16* d) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < rows * cols; i += int64_t(gridDim.x) * blockDim.x) {
     const float o = __bfloat162float(__float2bfloat16(acc[i] + __bfloat162float(b[i % cols])));
     const float diff = __bfloat162float(__float2bfloat16(o - __bfloat162float(y[i])));
@@ -67,12 +67,12 @@ __global__ inline void mse_grad(const float* acc, const bf16* b, const bf16* y, 
 }
 
 // dh = da where the activation was positive (relu's backward), in place.
-__global__ inline void relu_mask(const bf16* a, bf16* da, int64_t n) {
+__global__ void relu_mask(const bf16* a, bf16* da, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     if (!(__bfloat162float(a[i]) > 0.0f)) da[i] = __float2bfloat16(0.0f);
 }
 
-__global__ inline void fill_ones(bf16* x, int64_t n) {
+__global__ void fill_ones(bf16* x, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     x[i] = __float2bfloat16(1.0f);
 }
@@ -192,9 +192,9 @@ namespace detail {
 // PyTorch's bf16 Adam from zero moments, op by op (each op rounds to bf16): g = gsum / W;
 // m = (1 - b1) g; v = (1 - b2) g g; m_hat = m / bc1; v_hat = v / bc2;
 // p -= lr * m_hat / (sqrt(v_hat) + eps).
-__global__ inline void adam(const bf16* gsum, int64_t g_base, const bf16* params, int64_t p_base, int64_t lo,
-                            int64_t hi, float world, float bc1, float bc2, Segments p_out, Segments m_out,
-                            Segments v_out) {
+__global__ void adam(const bf16* gsum, int64_t g_base, const bf16* params, int64_t p_base, int64_t lo,
+                     int64_t hi, float world, float bc1, float bc2, Segments p_out, Segments m_out,
+                     Segments v_out) {
   auto r = [](float x) { return __bfloat162float(__float2bfloat16(x)); };
   for (int64_t i = lo + blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < hi; i += int64_t(gridDim.x) * blockDim.x) {
     const float g = r(__bfloat162float(gsum[i - g_base]) / world);

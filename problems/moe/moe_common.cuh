@@ -71,8 +71,8 @@ __device__ inline float round_bf16(float v) { return __bfloat162float(__float2bf
 
 // One thread a token: logits bf16(acc + bias), softmax in fp32, top-K of the bf16
 // probabilities (strictly greater wins, so ties go to the lower index).
-__global__ inline void route_kernel(const float* acc, const bf16* bias, int64_t M, int E, int K, int* sel,
-                                    bf16* prob) {
+__global__ void route_kernel(const float* acc, const bf16* bias, int64_t M, int E, int K, int* sel,
+                             bf16* prob) {
   for (int64_t t = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; t < M; t += int64_t(gridDim.x) * blockDim.x) {
     const float* row = acc + t * E;
     auto logit = [&](int e) { return round_bf16(row[e] + __bfloat162float(bias[e])); };
@@ -97,7 +97,7 @@ __global__ inline void route_kernel(const float* acc, const bf16* bias, int64_t 
 }
 
 // counts[e] = how many of the n sorted keys equal e (binary search; E threads).
-__global__ inline void count_kernel(const int* sorted, int64_t n, int E, int* counts) {
+__global__ void count_kernel(const int* sorted, int64_t n, int E, int* counts) {
   const int e = blockIdx.x * blockDim.x + threadIdx.x;
   if (e >= E) return;
   auto lower = [&](int key) {
@@ -111,7 +111,7 @@ __global__ inline void count_kernel(const int* sorted, int64_t n, int E, int* co
   counts[e] = int(lower(e + 1) - lower(e));
 }
 
-__global__ inline void iota_kernel(int* v, int64_t n) {
+__global__ void iota_kernel(int* v, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     v[i] = int(i);
 }
@@ -149,7 +149,7 @@ inline cudaError_t permute_rows(const void* x, const int* perm, int64_t n, int K
 
 // Wd' [N x KP] = [Wd | bd | 0]: the down projection with its bias as column I, multiplied
 // by the activations' column of ones.
-__global__ inline void fold_bias_kernel(const bf16* w, const bf16* b, int64_t N, int64_t I, int64_t KP, bf16* out) {
+__global__ void fold_bias_kernel(const bf16* w, const bf16* b, int64_t N, int64_t I, int64_t KP, bf16* out) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < N * KP; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t n = i / KP, c = i % KP;
     out[i] = c < I ? w[n * I + c] : (c == I ? b[n] : __float2bfloat16_rn(0.0f));
@@ -158,8 +158,8 @@ __global__ inline void fold_bias_kernel(const bf16* w, const bf16* b, int64_t N,
 
 // a' [rows x KP]: a = bf16(bf16(silu(g)) * u), g = bf16(G + bg), u = bf16(U + bu) from the
 // fp32 [G | U] GEMM output (rows x 2I); column I is 1, the rest 0.
-__global__ inline void activation_kernel(const float* gu, const bf16* bg, const bf16* bu, int64_t rows, int64_t I,
-                                         int64_t KP, bf16* out) {
+__global__ void activation_kernel(const float* gu, const bf16* bg, const bf16* bu, int64_t rows, int64_t I,
+                                  int64_t KP, bf16* out) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < rows * KP; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t r = i / KP, c = i % KP;
     float v = c == I ? 1.0f : 0.0f;
@@ -174,8 +174,8 @@ __global__ inline void activation_kernel(const float* gu, const bf16* bg, const 
 
 // out[t] = bf16(sum over slots j of bf16(p_tj * back[pos[t K + j]])), the products rounded
 // as PyTorch's bf16 multiply, the sum as its scatter-add into zeros.
-__global__ inline void combine_kernel(const bf16* back, const int* pos, const bf16* prob, int64_t M, int64_t N, int K,
-                                      bf16* out) {
+__global__ void combine_kernel(const bf16* back, const int* pos, const bf16* prob, int64_t M, int64_t N, int K,
+                               bf16* out) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < M * N; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t t = i / N, n = i % N;
     float acc = 0;
@@ -417,13 +417,13 @@ struct Mlp {
 // diagonal [Bg 0; 0 Bu] (the zero blocks add exact zeros); (3) act [Ad | 0; Wd | bd] with
 // bf16 output: columns [0, R) are bf16(a Ad^T), the rest bf16(a Wd^T + bd) (bias folded as
 // in Mlp); (4) bf16(a Ad^T) Bd^T in bf16; then the add.
-__global__ inline void lora_round_kernel(const float* o1, int64_t rows, int64_t C1, int64_t off, int64_t R2, bf16* xa) {
+__global__ void lora_round_kernel(const float* o1, int64_t rows, int64_t C1, int64_t off, int64_t R2, bf16* xa) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < rows * R2; i += int64_t(gridDim.x) * blockDim.x)
     xa[i] = __float2bfloat16_rn(o1[(i / R2) * C1 + off + i % R2]);
 }
 
 // [Bg 0; 0 Bu]: 2I x 2R.
-__global__ inline void lora_block_kernel(const bf16* bg, const bf16* bu, int64_t I, int64_t R, bf16* out) {
+__global__ void lora_block_kernel(const bf16* bg, const bf16* bu, int64_t I, int64_t R, bf16* out) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < 4 * I * R; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t r = i / (2 * R), c = i % (2 * R);
     bf16 v = __float2bfloat16_rn(0.0f);
@@ -434,8 +434,8 @@ __global__ inline void lora_block_kernel(const bf16* bg, const bf16* bu, int64_t
 }
 
 // [Ad | 0; Wd | bd | 0]: (R + N) x KP.
-__global__ inline void lora_fold_down_kernel(const bf16* ad, const bf16* w, const bf16* b, int64_t R, int64_t N,
-                                             int64_t I, int64_t KP, bf16* out) {
+__global__ void lora_fold_down_kernel(const bf16* ad, const bf16* w, const bf16* b, int64_t R, int64_t N,
+                                      int64_t I, int64_t KP, bf16* out) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (R + N) * KP; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t r = i / KP, c = i % KP;
     bf16 v = __float2bfloat16_rn(0.0f);
@@ -452,8 +452,8 @@ __global__ inline void lora_fold_down_kernel(const bf16* ad, const bf16* w, cons
 
 // act [rows x KP] from o1 (fp32 [G | U | ...], row stride C1) and o2 (fp32 [GL | UL]):
 // g = bf16(bf16(G + bg) + bf16(GL)), u alike, a = bf16(bf16(silu(g)) * u); column I is 1.
-__global__ inline void lora_activation_kernel(const float* o1, int64_t C1, const float* o2, const bf16* bg,
-                                              const bf16* bu, int64_t rows, int64_t I, int64_t KP, bf16* out) {
+__global__ void lora_activation_kernel(const float* o1, int64_t C1, const float* o2, const bf16* bg,
+                                       const bf16* bu, int64_t rows, int64_t I, int64_t KP, bf16* out) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < rows * KP; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t r = i / KP, c = i % KP;
     float v = c == I ? 1.0f : 0.0f;
@@ -468,7 +468,7 @@ __global__ inline void lora_activation_kernel(const float* o1, int64_t C1, const
 }
 
 // y = bf16(Y0 + DL): Y0 columns [R, R + N) of o3 (row stride R + N), DL rows of N.
-__global__ inline void lora_add_kernel(const bf16* o3, const bf16* dl, int64_t rows, int64_t N, int64_t R, bf16* y) {
+__global__ void lora_add_kernel(const bf16* o3, const bf16* dl, int64_t rows, int64_t N, int64_t R, bf16* y) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < rows * N; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t r = i / N, n = i % N;
     y[i] = __float2bfloat16_rn(__bfloat162float(o3[r * (R + N) + R + n]) + __bfloat162float(dl[i]));

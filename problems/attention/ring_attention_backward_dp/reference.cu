@@ -54,7 +54,7 @@ __global__ void finish_kernel(const float* dq, const float* dk, const float* dv,
   }
 }
 
-struct State {
+struct State : ring::RingSlots {
   Dims d;
   ncclComm_t cp = nullptr, dp = nullptr;
   mgk::dnn::Handle dnn;
@@ -62,25 +62,14 @@ struct State {
   mgk::dnn::AttentionBackward backward;   // unmasked S x S, one ring block
   void* o = nullptr;                      // [B, S, H, D] bf16
   float* lse = nullptr;                   // [B, H, S]
-  void* slot[2][2] = {};                  // received blocks: slot[i][0] = K, slot[i][1] = V
   void *dq_blk = nullptr, *dk_blk = nullptr, *dv_blk = nullptr;  // one block's, bf16
   float* dq_acc = nullptr;                // [B, S, H, D]
   float* stage = nullptr;                 // [2][CP][B, S, H, D]: dK slots by owner, then dV slots
   float* dkv = nullptr;                   // [2][B, S, H, D]: this rank's dK, dV sums
-  cudaStream_t comm_stream = nullptr;
-  cudaEvent_t start = nullptr, comm_done = nullptr;
-  std::vector<cudaEvent_t> received, computed;  // per ring step
   ~State() {
-    for (auto& sl : slot)
-      for (void* p : sl) cudaFree(p);
     for (void* p : {o, static_cast<void*>(lse), dq_blk, dk_blk, dv_blk, static_cast<void*>(dq_acc),
                     static_cast<void*>(stage), static_cast<void*>(dkv)})
       cudaFree(p);
-    for (auto* v : {&received, &computed})
-      for (cudaEvent_t e : *v) cudaEventDestroy(e);
-    if (start) cudaEventDestroy(start);
-    if (comm_done) cudaEventDestroy(comm_done);
-    if (comm_stream) cudaStreamDestroy(comm_stream);
     if (cp) ncclCommDestroy(cp);
     if (dp) ncclCommDestroy(dp);
   }
@@ -100,19 +89,12 @@ MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
     MGK_NCCL_TRY(ctx, ncclCommSplit(mgk::comm(ctx), c, r, &s->dp, nullptr));
   }
   const size_t n = size_t(d.B * d.S * d.H * d.D);
-  for (auto& sl : s->slot)
-    for (void*& p : sl) MGK_CUDA_TRY(ctx, cudaMalloc(&p, n * 2));
+  if (s->setup_slots(ctx, n * 2, int(d.CP))) return 1;
   for (void** p : {&s->o, &s->dq_blk, &s->dk_blk, &s->dv_blk}) MGK_CUDA_TRY(ctx, cudaMalloc(p, n * 2));
   MGK_CUDA_TRY(ctx, cudaMalloc(&s->lse, size_t(d.B * d.H * d.S) * 4));
   MGK_CUDA_TRY(ctx, cudaMalloc(&s->dq_acc, n * 4));
   MGK_CUDA_TRY(ctx, cudaMalloc(&s->stage, 2 * size_t(d.CP) * n * 4));
   MGK_CUDA_TRY(ctx, cudaMalloc(&s->dkv, 2 * n * 4));
-  MGK_CUDA_TRY(ctx, cudaStreamCreateWithFlags(&s->comm_stream, cudaStreamNonBlocking));
-  for (cudaEvent_t* e : {&s->start, &s->comm_done}) MGK_CUDA_TRY(ctx, cudaEventCreateWithFlags(e, cudaEventDisableTiming));
-  s->received.resize(size_t(d.CP));
-  s->computed.resize(size_t(d.CP));
-  for (auto* v : {&s->received, &s->computed})
-    for (cudaEvent_t& e : *v) MGK_CUDA_TRY(ctx, cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   MGK_CUDNN_TRY(ctx, s->dnn.create());
   mgk::dnn::AttentionShape a;
   a.b = d.B, a.h = d.H, a.s_q = a.s_kv = d.S, a.d = d.D;

@@ -4,16 +4,13 @@
 // is split from the harness's communicator once, at setup; the hand-off between stages is a
 // send/recv over the harness's communicator (peers R + CP and R - CP: the PP group). Per call:
 // stage 0 takes hidden_states, a later stage receives the previous stage's output from rank
-// R - CP (ncclRecv into its own buffer) and ignores its hidden_states; q, k, v = x w_qkv^T as
-// three cuBLASLt GEMMs over the row blocks of w_qkv (bf16 outputs, PKB's F.linear rounding);
-// the causal ring attention of ../ring_common.cuh over the stage's CP group (bf16 ctx);
-// out = ctx w_o^T (bf16), which a stage with a next one sends to rank R + CP (ncclSend).
-#include "../ring_common.cuh"
-#include "mgk/lt_gemm.h"
+// R - CP (ncclRecv into its own buffer) and ignores its hidden_states; the attention block of
+// ../attention_block.cuh (q, k, v = x w_qkv^T on cuBLASLt, bf16 as PKB's F.linear rounds; the
+// causal ring of ../ring_common.cuh over the stage's CP group; out = ctx w_o^T, bf16), which a
+// stage with a next one sends to rank R + CP (ncclSend).
+#include "../attention_block.cuh"
 
 namespace {
-
-using bf16 = __nv_bfloat16;
 
 struct Dims {
   int64_t PP, CP, B, S, T, NH, D, E, DM;
@@ -27,14 +24,11 @@ Dims dims(mgk_ctx* ctx) {
 struct State {
   Dims d;
   ncclComm_t cp = nullptr;
-  void* x_in = nullptr;                                           // [B, S, DM] bf16: the previous stage's output
-  void *q = nullptr, *k = nullptr, *v = nullptr, *ctx = nullptr;  // [B, S, NH, D] bf16
-  mgk::lt::Handle lt;
-  mgk::lt::Gemm proj_in, proj_out;
-  ring::Ring ring;
+  void* x_in = nullptr;  // [B, S, DM] bf16: the previous stage's output
+  ring::AttentionBlock block;
   mgk::oracle::Blas blas;
   ~State() {
-    for (void* p : {x_in, q, k, v, ctx}) cudaFree(p);
+    cudaFree(x_in);
     if (cp) ncclCommDestroy(cp);
   }
 };
@@ -50,22 +44,11 @@ MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
   const int p = int(ctx->rank / d.CP), c = int(ctx->rank % d.CP);
   if (mgk::comm(ctx))  // collective over every rank: each joins its stage's CP group
     MGK_NCCL_TRY(ctx, ncclCommSplit(mgk::comm(ctx), p, c, &s->cp, nullptr));
-  const size_t act = size_t(d.B * d.S * d.E) * 2;
-  for (void** q : {&s->q, &s->k, &s->v, &s->ctx}) MGK_CUDA_TRY(ctx, cudaMalloc(q, act));
   if (p > 0) {  // zeros until the first receive (and for ever when timed without communication)
     MGK_CUDA_TRY(ctx, cudaMalloc(&s->x_in, size_t(d.B * d.S * d.DM) * 2));
     MGK_CUDA_TRY(ctx, cudaMemset(s->x_in, 0, size_t(d.B * d.S * d.DM) * 2));
   }
-  MGK_CUBLAS_TRY(ctx, s->lt.create());
-  mgk::lt::GemmShape in{d.B * d.S, d.E, d.DM};  // x [BS, DM] . (w block [E, DM])^T
-  in.trans_b = true;
-  in.align = 16;  // the k and v blocks of w_qkv start E DM elements in (E a multiple of 8)
-  MGK_CUBLAS_TRY(ctx, s->proj_in.plan(s->lt, in));
-  mgk::lt::GemmShape o{d.B * d.S, d.DM, d.E};  // ctx [BS, E] . (w_o [DM, E])^T
-  o.trans_b = true;
-  o.align = 16;
-  MGK_CUBLAS_TRY(ctx, s->proj_out.plan(s->lt, o));
-  return s->ring.setup(ctx, d.B, d.S, d.NH, d.D, int(d.CP));
+  return s->block.setup(ctx, d.B, d.S, d.NH, d.D, d.DM, int(d.CP));
 }
 
 MGK_EXPORT void mgk_teardown(mgk_ctx* ctx) { delete &state(ctx); }
@@ -81,12 +64,7 @@ MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor
     MGK_NCCL_STEP(ctx, ncclRecv(s.x_in, n, ncclBfloat16, ctx->rank - int(d.CP), mgk::comm(ctx), st));
     x = s.x_in;
   }
-  const auto* w = static_cast<const bf16*>(in[1].data);
-  MGK_CUBLAS_TRY(ctx, s.proj_in.run(x, w, s.q, st));
-  MGK_CUBLAS_TRY(ctx, s.proj_in.run(x, w + d.E * d.DM, s.k, st));
-  MGK_CUBLAS_TRY(ctx, s.proj_in.run(x, w + 2 * d.E * d.DM, s.v, st));
-  if (s.ring.run(ctx, s.cp, c, int(d.CP), s.q, s.k, s.v, static_cast<bf16*>(s.ctx), st)) return 1;
-  MGK_CUBLAS_TRY(ctx, s.proj_out.run(s.ctx, in[2].data, out[0].data, st));
+  if (s.block.run(ctx, s.cp, c, int(d.CP), x, in[1].data, in[2].data, out[0].data, st)) return 1;
   if (p + 1 < d.PP)
     MGK_NCCL_STEP(ctx, ncclSend(out[0].data, n, ncclBfloat16, ctx->rank + int(d.CP), mgk::comm(ctx), st));
   return 0;

@@ -1,16 +1,12 @@
 // Reference: ParallelKernelBench's TP x CP attention block on cuBLASLt, cuDNN and NCCL. The
 // TP group (ranks c TP .. c TP + TP - 1) and the CP group (ranks t, t + TP, ...) are split
 // from the harness's communicator once, at setup (ParallelKernelBench builds them in its
-// input builder). Per call: q, k, v = x w_qkv^T as three cuBLASLt GEMMs over the row blocks
-// of w_qkv (bf16 outputs, PKB's F.linear rounding; contiguous [B, S, HL, D] blocks the ring
-// can send as they are), the causal ring attention of ../ring_common.cuh over the CP group
-// (bf16 ctx), out = ctx w_o^T (bf16) and ncclAllReduce (bf16 sum) over TP in place.
-#include "../ring_common.cuh"
-#include "mgk/lt_gemm.h"
+// input builder). Per call: the attention block of ../attention_block.cuh (q, k, v = x w_qkv^T
+// on cuBLASLt, bf16 as PKB's F.linear rounds; the causal ring of ../ring_common.cuh over the
+// CP group; out = ctx w_o^T, bf16) and ncclAllReduce (bf16 sum) over TP in place.
+#include "../attention_block.cuh"
 
 namespace {
-
-using bf16 = __nv_bfloat16;
 
 struct Dims {
   int64_t TP, CP, B, S, T, HL, D, E, DM;
@@ -24,13 +20,9 @@ Dims dims(mgk_ctx* ctx) {
 struct State {
   Dims d;
   ncclComm_t tp = nullptr, cp = nullptr;
-  void *q = nullptr, *k = nullptr, *v = nullptr, *ctx = nullptr;  // [B, S, HL, D] bf16
-  mgk::lt::Handle lt;
-  mgk::lt::Gemm proj_in, proj_out;
-  ring::Ring ring;
+  ring::AttentionBlock block;
   mgk::oracle::Blas blas;
   ~State() {
-    for (void* p : {q, k, v, ctx}) cudaFree(p);
     if (tp) ncclCommDestroy(tp);
     if (cp) ncclCommDestroy(cp);
   }
@@ -49,18 +41,7 @@ MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
     MGK_NCCL_TRY(ctx, ncclCommSplit(mgk::comm(ctx), c, t, &s->tp, nullptr));
     MGK_NCCL_TRY(ctx, ncclCommSplit(mgk::comm(ctx), t, c, &s->cp, nullptr));
   }
-  const size_t act = size_t(d.B * d.S * d.E) * 2;
-  for (void** p : {&s->q, &s->k, &s->v, &s->ctx}) MGK_CUDA_TRY(ctx, cudaMalloc(p, act));
-  MGK_CUBLAS_TRY(ctx, s->lt.create());
-  mgk::lt::GemmShape in{d.B * d.S, d.E, d.DM};  // x [BS, DM] . (w block [E, DM])^T
-  in.trans_b = true;
-  in.align = 16;  // the k and v blocks of w_qkv start E DM elements in (E a multiple of 8)
-  MGK_CUBLAS_TRY(ctx, s->proj_in.plan(s->lt, in));
-  mgk::lt::GemmShape o{d.B * d.S, d.DM, d.E};  // ctx [BS, E] . (w_o [DM, E])^T
-  o.trans_b = true;
-  o.align = 16;
-  MGK_CUBLAS_TRY(ctx, s->proj_out.plan(s->lt, o));
-  return s->ring.setup(ctx, d.B, d.S, d.HL, d.D, int(d.CP));
+  return s->block.setup(ctx, d.B, d.S, d.HL, d.D, d.DM, int(d.CP));
 }
 
 MGK_EXPORT void mgk_teardown(mgk_ctx* ctx) { delete &state(ctx); }
@@ -69,13 +50,8 @@ MGK_EXPORT void mgk_teardown(mgk_ctx* ctx) { delete &state(ctx); }
 MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor* out, int, cudaStream_t st) {
   State& s = state(ctx);
   const Dims& d = s.d;
-  const auto* w = static_cast<const bf16*>(in[1].data);
-  MGK_CUBLAS_TRY(ctx, s.proj_in.run(in[0].data, w, s.q, st));
-  MGK_CUBLAS_TRY(ctx, s.proj_in.run(in[0].data, w + d.E * d.DM, s.k, st));
-  MGK_CUBLAS_TRY(ctx, s.proj_in.run(in[0].data, w + 2 * d.E * d.DM, s.v, st));
-  if (s.ring.run(ctx, s.cp, int(ctx->rank / d.TP), int(d.CP), s.q, s.k, s.v, static_cast<bf16*>(s.ctx), st))
+  if (s.block.run(ctx, s.cp, int(ctx->rank / d.TP), int(d.CP), in[0].data, in[1].data, in[2].data, out[0].data, st))
     return 1;
-  MGK_CUBLAS_TRY(ctx, s.proj_out.run(s.ctx, in[2].data, out[0].data, st));
   if (d.TP > 1 && s.tp)  // a TP group of one has nothing to add
     MGK_NCCL_TRY(ctx, ncclAllReduce(out[0].data, out[0].data, d.B * d.S * d.DM, ncclBfloat16, ncclSum, s.tp, st));
   return 0;

@@ -82,6 +82,13 @@ class Desc {
 
 namespace detail {
 
+// The unique ids of the graphs' non-virtual tensors (the variant pack's keys).
+enum Uid : int64_t {
+  kQ = 1, kK, kV, kO, kStats, kScale, kMaskValue,  // forward (and backward)
+  kDO, kDQ, kDK, kDV, kDQAccum, kOne,               // backward only
+  kFirstVirtual = 100
+};
+
 // Builds an operation graph one descriptor at a time; the first failure sticks in `status`
 // and every later call does nothing, so a graph reads as a straight list of operations.
 class GraphBuilder {
@@ -107,6 +114,12 @@ class GraphBuilder {
       set(t, CUDNN_ATTR_TENSOR_REORDERING_MODE, CUDNN_TYPE_TENSOR_REORDERING_MODE, 1, &reorder);
     finalize(t);
     return t;
+  }
+
+  // A virtual tensor, numbered from kFirstVirtual in the order they are made.
+  cudnnBackendDescriptor_t virtual_tensor(cudnnDataType_t type, const std::array<int64_t, 4>& dims,
+                                          const Strides& strides) {
+    return tensor(next_virtual_++, type, dims, strides, true);
   }
 
   // y = mode(x[, b][, t]) elementwise with broadcasting, computed in `prec`; `axis` for
@@ -164,6 +177,24 @@ class GraphBuilder {
     operation(op);
   }
 
+  // x with the causal mask applied (row index >= column index kept, the rest the by-value
+  // kMaskValue, the lowest float), x of `dims` (the scores) laid out as `strides`. The
+  // indices are generated in `index_prec`: the forward's graph has fp32 there, the backward's
+  // (as cudnn-frontend builds it) int32; each was checked on the H200 as it is.
+  cudnnBackendDescriptor_t causal_mask(cudnnBackendDescriptor_t x, const std::array<int64_t, 4>& dims,
+                                       const Strides& strides, cudnnDataType_t index_prec) {
+    const std::array<int64_t, 4> one{1, 1, 1, 1};
+    auto row = virtual_tensor(CUDNN_DATA_INT32, dims, strides), col = virtual_tensor(CUDNN_DATA_INT32, dims, strides);
+    pointwise(CUDNN_POINTWISE_GEN_INDEX, index_prec, x, nullptr, nullptr, row, 2);
+    pointwise(CUDNN_POINTWISE_GEN_INDEX, index_prec, x, nullptr, nullptr, col, 3);
+    auto keep = virtual_tensor(CUDNN_DATA_BOOLEAN, dims, strides);
+    pointwise(CUDNN_POINTWISE_CMP_GE, CUDNN_DATA_BOOLEAN, row, col, nullptr, keep);
+    auto masked_value = tensor(kMaskValue, CUDNN_DATA_FLOAT, one, one, false, true);
+    auto masked = virtual_tensor(CUDNN_DATA_FLOAT, dims, strides);
+    pointwise(CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT, x, masked_value, keep, masked);
+    return masked;
+  }
+
   // The finalized operation graph of every operation added, on `handle`.
   Desc graph(cudnnHandle_t handle) {
     Desc g;
@@ -194,13 +225,7 @@ class GraphBuilder {
 
   std::vector<Desc> owned_;  // every descriptor made; the graph keeps its own references
   std::vector<cudnnBackendDescriptor_t> ops_;
-};
-
-// The unique ids of the graphs' non-virtual tensors (the variant pack's keys).
-enum Uid : int64_t {
-  kQ = 1, kK, kV, kO, kStats, kScale, kMaskValue,  // forward (and backward)
-  kDO, kDQ, kDK, kDV, kDQAccum, kOne,               // backward only
-  kFirstVirtual = 100
+  int64_t next_virtual_ = kFirstVirtual;
 };
 
 // A graph planned on one engine: the builder whose descriptors it refers to, the engine
@@ -323,26 +348,14 @@ class Attention {
     auto o = g.tensor(kO, bf16, {s.b, s.h, s.s_q, s.d}, s.o, false);
     auto stats = g.tensor(kStats, f32, rows, rows_packed, false);
     auto scale = g.tensor(kScale, f32, one, one, false, true);
-    int64_t uid = kFirstVirtual;
     auto virt = [&](cudnnDataType_t t, const std::array<int64_t, 4>& dims, const Strides& st) {
-      return g.tensor(uid++, t, dims, st, true);
+      return g.virtual_tensor(t, dims, st);
     };
     auto raw = virt(f32, scores, scores_packed);
     g.matmul(q, kt, raw);
     auto scaled = virt(f32, scores, scores_packed);
     g.pointwise(CUDNN_POINTWISE_MUL, f32, raw, scale, nullptr, scaled);
-    auto logits = scaled;
-    if (s.causal) {
-      // keep = (row index >= column index); masked scores become the lowest float.
-      auto row = virt(CUDNN_DATA_INT32, scores, scores_packed), col = virt(CUDNN_DATA_INT32, scores, scores_packed);
-      g.pointwise(CUDNN_POINTWISE_GEN_INDEX, f32, scaled, nullptr, nullptr, row, 2);
-      g.pointwise(CUDNN_POINTWISE_GEN_INDEX, f32, scaled, nullptr, nullptr, col, 3);
-      auto keep = virt(CUDNN_DATA_BOOLEAN, scores, scores_packed);
-      g.pointwise(CUDNN_POINTWISE_CMP_GE, CUDNN_DATA_BOOLEAN, row, col, nullptr, keep);
-      auto masked_value = g.tensor(kMaskValue, f32, one, one, false, true);
-      logits = virt(f32, scores, scores_packed);
-      g.pointwise(CUDNN_POINTWISE_BINARY_SELECT, f32, scaled, masked_value, keep, logits);
-    }
+    auto logits = s.causal ? g.causal_mask(scaled, scores, scores_packed, f32) : scaled;
     // Softmax with stats: m = max, e = exp(x - m), z = sum e, stats = m + log z, p = e / z.
     auto m = virt(f32, rows, rows_packed);
     g.reduction(CUDNN_REDUCE_TENSOR_MAX, logits, m);
@@ -435,9 +448,8 @@ class AttentionBackward {
     auto dq_accum = g.tensor(kDQAccum, f32, qdims, qd_packed, false, false, CUDNN_TENSOR_REORDERING_F16x16);
     auto scale = g.tensor(kScale, f32, one, one, false, true);
     auto unit = g.tensor(kOne, f32, one, one, false, true);
-    int64_t uid = kFirstVirtual;
     auto virt = [&](cudnnDataType_t t, const std::array<int64_t, 4>& dims, const Strides& st) {
-      return g.tensor(uid++, t, dims, st, true);
+      return g.virtual_tensor(t, dims, st);
     };
     // softmax_sum = rowsum(dO * O) * 1 (the frontend's strides for the product, kept as they are).
     auto d_o_o = virt(f32, qdims, {s.h * s.s_q * s.d, s.s_q * s.d, s.h * s.d, 1});
@@ -451,17 +463,7 @@ class AttentionBackward {
     g.matmul(q, kt, raw);
     auto logits = virt(f32, scores, scores_packed);
     g.pointwise(CUDNN_POINTWISE_MUL, f32, raw, scale, nullptr, logits);
-    if (s.causal) {
-      auto row = virt(CUDNN_DATA_INT32, scores, scores_packed), col = virt(CUDNN_DATA_INT32, scores, scores_packed);
-      g.pointwise(CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32, logits, nullptr, nullptr, row, 2);
-      g.pointwise(CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32, logits, nullptr, nullptr, col, 3);
-      auto keep = virt(CUDNN_DATA_BOOLEAN, scores, scores_packed);
-      g.pointwise(CUDNN_POINTWISE_CMP_GE, CUDNN_DATA_BOOLEAN, row, col, nullptr, keep);
-      auto masked_value = g.tensor(kMaskValue, f32, one, one, false, true);
-      auto masked = virt(f32, scores, scores_packed);
-      g.pointwise(CUDNN_POINTWISE_BINARY_SELECT, f32, logits, masked_value, keep, masked);
-      logits = masked;
-    }
+    if (s.causal) logits = g.causal_mask(logits, scores, scores_packed, CUDNN_DATA_INT32);
     auto centered = virt(f32, scores, scores_packed);
     g.pointwise(CUDNN_POINTWISE_SUB, f32, logits, stats, nullptr, centered);
     auto p = virt(f32, scores, scores_packed);

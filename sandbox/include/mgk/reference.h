@@ -35,9 +35,12 @@ inline ncclDataType_t nccl_type(mgk_dtype t) {
 }
 
 namespace detail {
-// One 16-byte vector a thread: vector v of row `row` of block r, for every (row, r, v).
-__global__ inline void blocks_side_by_side_kernel(const uint4* src, int64_t block_vecs, uint4* dst, int64_t rows,
-                                                  int64_t row_vecs, int world) {
+// One 16-byte vector a thread: vector v of row `row` of block r, for every (row, r, v). A
+// template so that every reference may include this header (nvcc ignores `inline` on a
+// __global__ function, and says so in every build).
+template <class = void>
+__global__ void blocks_side_by_side_kernel(const uint4* src, int64_t block_vecs, uint4* dst, int64_t rows,
+                                           int64_t row_vecs, int world) {
   const int64_t total = rows * world * row_vecs;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t v = i % row_vecs, r = (i / row_vecs) % world, row = i / (row_vecs * world);
@@ -60,7 +63,7 @@ inline cudaError_t blocks_side_by_side(const void* src, size_t block_bytes, void
   if (vectors) {
     const int64_t total = rows * world * int64_t(width / 16);
     const int grid = int(std::min<int64_t>((total + 255) / 256, 132 * 16));
-    detail::blocks_side_by_side_kernel<<<grid, 256, 0, s>>>(static_cast<const uint4*>(src), int64_t(block_bytes / 16),
+    detail::blocks_side_by_side_kernel<><<<grid, 256, 0, s>>>(static_cast<const uint4*>(src), int64_t(block_bytes / 16),
                                                             static_cast<uint4*>(dst), rows, int64_t(width / 16), world);
     return cudaGetLastError();
   }
