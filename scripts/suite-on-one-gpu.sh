@@ -14,8 +14,11 @@
 #   4. the plain candidate at tiny,small,pkb,odd at W = 3 or 4, at tiny,pkb,odd above
 #      (ALL_PRESETS=1: at every preset but large, as at W = 2);
 #   5. the large presets (plain at W = 2, with ALL_PRESETS=1 at every world, and the
-#      degenerate whose turn it is), LARGE_JOBS at once (default 2: memory), the plain one with
-#      one trial of three calls; SKIP_LARGE=1 leaves them out.
+#      degenerate whose turn it is, unless LARGE_DEGENERATES=0), LARGE_JOBS at once (default 2:
+#      memory), the plain one with one trial of three calls; SKIP_LARGE=1 leaves them out.
+#      LARGE_FREE_GIB=N starts a large evaluation only once GPU 0 has N GiB free, one start at
+#      a time, LARGE_SETTLE seconds apart (default 15: what its buffers take to be allocated),
+#      so more may run at once without running out of memory.
 # Usage: scripts/suite-on-one-gpu.sh OUT [BIN]   (BIN: a build dir or a folder with mgk)
 #   PROBLEMS  comma-separated globs (default: every problem but the collectives)
 #   KEEP_LOGS=bad  deletes the logs of evaluations that went as expected (a device visit
@@ -38,13 +41,14 @@ cands="$root/tests/gpu/candidates"
 
 # The jobs, one per line: EXPECT NAME WORLD PRESETS KERNEL [DEFINE], KERNEL "reference" for 3.
 "$mgk" problems --json > "$out/problems.json" || { echo "suite-on-one-gpu: mgk problems failed" >&2; exit 1; }
-python3 - "$out" "$cands" "${PROBLEMS:-}" "${WORLDS:-2 4 8}" "${REFERENCE_W1:-0}" "${SKIP_LARGE:-0}" "${ALL_PRESETS:-0}" "${PRESETS:-}" <<'PY' || exit 1
+python3 - "$out" "$cands" "${PROBLEMS:-}" "${WORLDS:-2 4 8}" "${REFERENCE_W1:-0}" "${SKIP_LARGE:-0}" "${ALL_PRESETS:-0}" "${PRESETS:-}" "${LARGE_DEGENERATES:-1}" <<'PY' || exit 1
 import fnmatch, json, os, sys
 out, cands = sys.argv[1], sys.argv[2]
 globs = [g for g in sys.argv[3].split(",") if g]
 worlds = [int(w) for w in sys.argv[4].split()]
 with_reference, skip_large, all_presets = sys.argv[5] == "1", sys.argv[6] == "1", sys.argv[7] == "1"
 keep = set(p for p in sys.argv[8].split(",") if p)
+large_degenerates = sys.argv[9] != "0"
 stages = {n: [] for n in range(1, 6)}
 selected = []
 for p in json.load(open(os.path.join(out, "problems.json"))):
@@ -72,7 +76,7 @@ for p in json.load(open(os.path.join(out, "problems.json"))):
     if not ws:  # WORLDS names none this problem allows (moe_ep_narrow starts at 4)
         print(f"suite-on-one-gpu: {name}: no world of WORLDS in {p['min_world']}..{p['max_world']}: only its W = 1 reference (REFERENCE_W1) is planned", file=sys.stderr)
     for i, s in enumerate(presets if ws else []):
-        if s == "large" and not has_large:
+        if s == "large" and not (has_large and large_degenerates):
             continue
         stages[5 if s == "large" else 2].append(f"incorrect {name} {ws[(i + turn) % len(ws)]} {s} {degs[(i + turn) % len(degs)]}")
     if with_reference:
@@ -98,6 +102,13 @@ for name in open(sys.argv[2]).read().split():
 PY
 fi
 
+gpu_free_mib() { nvidia-smi --query-gpu=memory.free --format=csv,noheader,nounits -i 0; }
+export -f gpu_free_mib
+if [ "${LARGE_FREE_GIB:-0}" -gt 0 ] && [[ " ${STAGES:-1 2 3 4 5} " == *" 5 "* ]] && ! gpu_free_mib > /dev/null; then
+  echo "suite-on-one-gpu: LARGE_FREE_GIB=$LARGE_FREE_GIB needs nvidia-smi to say GPU 0's free memory, and it failed; leave LARGE_FREE_GIB unset to run without the gate" >&2
+  exit 1
+fi
+
 # run_one EXPECT NAME WORLD PRESETS KERNEL [DEFINE]: one evaluation, one line.
 run_one() {
   local expect="$1" name="$2" world="$3" sizes="$4" kernel="$5" define="${6:-}"
@@ -120,7 +131,28 @@ run_one() {
   args+=(--size "$sizes" --json --no-store --timeout 300)
   [ -n "$define" ] && args+=(-D "$define")
   local start=$SECONDS
-  "${root_for[@]}" "$mgk" "${args[@]}" > "$log" 2> "${log%.json}.err"
+  if [ "$sizes" = large ] && [ "${LARGE_FREE_GIB:-0}" -gt 0 ]; then
+    # One start at a time: wait for the memory, start, hold the gate while its buffers come.
+    local gate free waited=0 pid
+    exec {gate}> "$out/.large-gate"
+    flock "$gate"
+    while :; do
+      free=$(gpu_free_mib) || { echo "suite-on-one-gpu: $name W=$world large: nvidia-smi failed; starting without the gate" >&2; break; }
+      [ "$free" -ge $((LARGE_FREE_GIB * 1024)) ] && break
+      if (( waited >= 600 )); then
+        echo "suite-on-one-gpu: $name W=$world large: GPU 0 still has only $free MiB free after 600 s; starting anyway" >&2
+        break
+      fi
+      sleep 2; waited=$((waited + 2))
+    done
+    "${root_for[@]}" "$mgk" "${args[@]}" > "$log" 2> "${log%.json}.err" &
+    pid=$!
+    for ((i = 0; i < 2 * ${LARGE_SETTLE:-15}; i++)); do kill -0 "$pid" 2> /dev/null || break; sleep 0.5; done
+    exec {gate}>&-
+    wait "$pid"
+  else
+    "${root_for[@]}" "$mgk" "${args[@]}" > "$log" 2> "${log%.json}.err"
+  fi
   python3 - "$log" "$expect" "$name W=$world $sizes $label" "$((SECONDS - start))" <<'PY'
 import json, os, sys
 log, expect, what, secs = sys.argv[1:]

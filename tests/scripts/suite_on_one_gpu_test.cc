@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <string>
@@ -38,6 +39,17 @@ else
 fi
 )sh";
 
+// The scripted nvidia-smi: GPU 0's free MiB from FAKE_FREE_MIB, one word per call, the last
+// repeated ("fail": exit 1), each answer logged beside the eval calls so the order shows.
+const char* kFakeNvidiaSmi = R"sh(#!/usr/bin/env bash
+n=$(cat "$FAKE_CALLS.smi" 2> /dev/null || echo 0); echo $((n + 1)) > "$FAKE_CALLS.smi"
+read -ra answers <<< "$FAKE_FREE_MIB"
+i=$(( n < ${#answers[@]} ? n : ${#answers[@]} - 1 ))
+[ "${answers[$i]}" = fail ] && { echo "NVIDIA-SMI has failed" >&2; exit 1; }
+echo "nvidia-smi free ${answers[$i]}" >> "$FAKE_CALLS"
+echo "${answers[$i]}"
+)sh";
+
 struct ScriptRun {
   int exit_code = -1;
   std::string output;                // what the script printed
@@ -53,6 +65,8 @@ class SuiteOnOneGpuScript : public ::testing::Test {
     {
       std::ofstream(bin / "mgk") << kFakeMgk;
       std::filesystem::permissions(bin / "mgk", std::filesystem::perms::owner_all);
+      std::ofstream(bin / "nvidia-smi") << kFakeNvidiaSmi;
+      std::filesystem::permissions(bin / "nvidia-smi", std::filesystem::perms::owner_all);
     }
     ScriptRun r;
     r.out = dir_.path() / ("out" + std::to_string(runs_++));
@@ -62,6 +76,7 @@ class SuiteOnOneGpuScript : public ::testing::Test {
     e["FAKE_CALLS"] = calls.string();
     e["MGK_ROOT"] = source_dir().string();
     e["MGK_HARNESS"] = (bin / "mgk-harness").string();  // never started: eval is scripted
+    e["PATH"] = bin.string() + ":" + (std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin");
     ChildProcess p({"/bin/bash", (source_dir() / "scripts/suite-on-one-gpu.sh").string(), r.out.string(), bin.string()},
                    e, dir_.path() / "printed");
     r.exit_code = p.wait();
@@ -152,6 +167,37 @@ TEST_F(SuiteOnOneGpuScript, PlansTheWorldsAndPresetsItIsAskedFor) {
   EXPECT_TRUE(none.calls.empty());
   EXPECT_NE(none.output.find("suite-on-one-gpu: 0 as expected, 0 not, 0 outside their problem"), std::string::npos)
       << none.output;
+}
+
+// LARGE_FREE_GIB: a large evaluation starts only once GPU 0 has that much free (the H200 ran
+// out of memory with six large evaluations at once); LARGE_DEGENERATES=0 plans the plain
+// candidate alone (the degenerates' large presets shown once already).
+TEST_F(SuiteOnOneGpuScript, LargeEvaluationsWaitForFreeMemory) {
+  ScriptRun r = run({{"PROBLEMS", "tp/gemm_allreduce"}, {"STAGES", "5"}, {"ALL_PRESETS", "1"}, {"LARGE_DEGENERATES", "0"},
+                     {"LARGE_JOBS", "3"}, {"LARGE_FREE_GIB", "40"}, {"LARGE_SETTLE", "1"},
+                     {"FAKE_FREE_MIB", "90000 1000 1000 50000"}});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(count_calls(r, {"--size large "}), 3) << r.output;  // the plain candidate at W = 2, 4, 8
+  EXPECT_EQ(count_calls(r, {"degenerate/"}) + count_calls(r, {"MGK_LOCAL_ONLY"}), 0) << r.output;
+  // The first answer is the start's check; then no evaluation before the GPU said 50000 MiB.
+  const auto first_eval = std::find_if(r.calls.begin(), r.calls.end(), [](const std::string& c) { return c.rfind("eval ", 0) == 0; });
+  const auto enough = std::find(r.calls.begin(), r.calls.end(), "nvidia-smi free 50000");
+  ASSERT_NE(enough, r.calls.end()) << r.output;
+  EXPECT_LT(enough - r.calls.begin(), first_eval - r.calls.begin()) << "an evaluation started before the memory was free";
+  EXPECT_EQ(std::count(r.calls.begin(), first_eval, "nvidia-smi free 1000"), 2);
+
+  // Without the degenerates' switch their turn at large is planned, as before.
+  ScriptRun with = run({{"PROBLEMS", "tp/gemm_allreduce"}, {"STAGES", "5"}, {"LARGE_FREE_GIB", "40"}, {"LARGE_SETTLE", "0"},
+                        {"FAKE_FREE_MIB", "90000"}});
+  EXPECT_EQ(with.exit_code, 0) << with.output;
+  EXPECT_EQ(count_calls(with, {"degenerate/", "--size large "}) + count_calls(with, {"MGK_LOCAL_ONLY", "--size large "}), 1)
+      << with.output;
+
+  // A gate that cannot read the memory stops before anything runs, and says what to do.
+  ScriptRun blind = run({{"PROBLEMS", "tp/gemm_allreduce"}, {"STAGES", "5"}, {"LARGE_FREE_GIB", "40"}, {"FAKE_FREE_MIB", "fail"}});
+  EXPECT_EQ(blind.exit_code, 1) << blind.output;
+  EXPECT_TRUE(blind.calls.empty()) << blind.output;
+  EXPECT_NE(blind.output.find("LARGE_FREE_GIB=40 needs nvidia-smi"), std::string::npos) << blind.output;
 }
 
 }  // namespace
