@@ -145,7 +145,8 @@ run_one() {
       fi
       sleep 2; waited=$((waited + 2))
     done
-    "${root_for[@]}" "$mgk" "${args[@]}" > "$log" 2> "${log%.json}.err" &
+    # Without the gate's descriptor: a child holding it would keep the lock until it ended.
+    "${root_for[@]}" "$mgk" "${args[@]}" > "$log" 2> "${log%.json}.err" {gate}>&- &
     pid=$!
     for ((i = 0; i < 2 * ${LARGE_SETTLE:-15}; i++)); do kill -0 "$pid" 2> /dev/null || break; sleep 0.5; done
     exec {gate}>&-

@@ -26,6 +26,10 @@ const char* kFakeMgk = R"sh(#!/usr/bin/env bash
 if [ "$1" = problems ]; then exec "$REAL_MGK" "$@"; fi
 echo "$*" >> "$FAKE_CALLS"
 args="$*"
+# FAKE_LARGE_SECONDS: a large evaluation takes that long, and logs its end.
+if [[ -n "${FAKE_LARGE_SECONDS:-}" && "$args" == *"--size large "* ]]; then
+  sleep "$FAKE_LARGE_SECONDS"; echo "end" >> "$FAKE_CALLS"
+fi
 if [[ "$args" == *--reference* && "$args" == *moe_ep_balanced* ]]; then
   echo "mgk: error: moe/moe_ep_balanced size tiny at W = 1 is outside the problem: it needs K <= E (E = 1, K = 2)" >&2
   exit 2
@@ -175,7 +179,7 @@ TEST_F(SuiteOnOneGpuScript, PlansTheWorldsAndPresetsItIsAskedFor) {
 TEST_F(SuiteOnOneGpuScript, LargeEvaluationsWaitForFreeMemory) {
   ScriptRun r = run({{"PROBLEMS", "tp/gemm_allreduce"}, {"STAGES", "5"}, {"ALL_PRESETS", "1"}, {"LARGE_DEGENERATES", "0"},
                      {"LARGE_JOBS", "3"}, {"LARGE_FREE_GIB", "40"}, {"LARGE_SETTLE", "1"},
-                     {"FAKE_FREE_MIB", "90000 1000 1000 50000"}});
+                     {"FAKE_FREE_MIB", "90000 1000 1000 50000"}, {"FAKE_LARGE_SECONDS", "3"}});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   ASSERT_EQ(count_calls(r, {"--size large "}), 3) << r.output;  // the plain candidate at W = 2, 4, 8
   EXPECT_EQ(count_calls(r, {"degenerate/"}) + count_calls(r, {"MGK_LOCAL_ONLY"}), 0) << r.output;
@@ -185,6 +189,10 @@ TEST_F(SuiteOnOneGpuScript, LargeEvaluationsWaitForFreeMemory) {
   ASSERT_NE(enough, r.calls.end()) << r.output;
   EXPECT_LT(enough - r.calls.begin(), first_eval - r.calls.begin()) << "an evaluation started before the memory was free";
   EXPECT_EQ(std::count(r.calls.begin(), first_eval, "nvidia-smi free 1000"), 2);
+  // The gate holds back starts, not evaluations: the second starts while the first runs.
+  const auto second_eval = std::find_if(first_eval + 1, r.calls.end(), [](const std::string& c) { return c.rfind("eval ", 0) == 0; });
+  const auto first_end = std::find(r.calls.begin(), r.calls.end(), "end");
+  EXPECT_LT(second_eval - r.calls.begin(), first_end - r.calls.begin()) << "the large evaluations ran one after another";
 
   // Without the degenerates' switch their turn at large is planned, as before.
   ScriptRun with = run({{"PROBLEMS", "tp/gemm_allreduce"}, {"STAGES", "5"}, {"LARGE_FREE_GIB", "40"}, {"LARGE_SETTLE", "0"},
