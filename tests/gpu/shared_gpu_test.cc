@@ -8,12 +8,12 @@
 
 #include <chrono>
 #include <cstdio>
-#include <iostream>
 #include <cstdlib>
 #include <cstring>
-#include <stdexcept>
 #include <fstream>
+#include <iostream>
 #include <sstream>
+#include <stdexcept>
 
 #include "gpu/collectives.h"
 #include "support/mgk_cli.h"
