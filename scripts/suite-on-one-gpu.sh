@@ -17,8 +17,9 @@
 #      degenerate whose turn it is, unless LARGE_DEGENERATES=0), LARGE_JOBS at once (default 2:
 #      memory), the plain one with one trial of three calls; SKIP_LARGE=1 leaves them out.
 #      LARGE_FREE_GIB=N starts a large evaluation only once GPU 0 has N GiB free, one start at
-#      a time, LARGE_SETTLE seconds apart (default 15: what its buffers take to be allocated),
-#      so more may run at once without running out of memory.
+#      a time, LARGE_SETTLE seconds apart (default 15: what its buffers take to be allocated)
+#      unless the one before ends sooner, so more may run at once without running out of
+#      memory; the starts' spacing also bounds the pace (N large evaluations >= N x LARGE_SETTLE).
 # Usage: scripts/suite-on-one-gpu.sh OUT [BIN]   (BIN: a build dir or a folder with mgk)
 #   PROBLEMS  comma-separated globs (default: every problem but the collectives)
 #   KEEP_LOGS=bad  deletes the logs of evaluations that went as expected (a device visit
