@@ -103,6 +103,9 @@ for name in open(sys.argv[2]).read().split():
 PY
 fi
 
+for v in LARGE_FREE_GIB LARGE_SETTLE; do
+  [[ "${!v:-0}" =~ ^[0-9]+$ ]] || { echo "suite-on-one-gpu: $v=${!v} is not a whole number (GiB for LARGE_FREE_GIB, seconds for LARGE_SETTLE)" >&2; exit 1; }
+done
 gpu_free_mib() { nvidia-smi --query-gpu=memory.free --format=csv,noheader,nounits -i 0; }
 export -f gpu_free_mib
 if [ "${LARGE_FREE_GIB:-0}" -gt 0 ] && [[ " ${STAGES:-1 2 3 4 5} " == *" 5 "* ]] && ! gpu_free_mib > /dev/null; then

@@ -206,6 +206,12 @@ TEST_F(SuiteOnOneGpuScript, LargeEvaluationsWaitForFreeMemory) {
   EXPECT_EQ(blind.exit_code, 1) << blind.output;
   EXPECT_TRUE(blind.calls.empty()) << blind.output;
   EXPECT_NE(blind.output.find("LARGE_FREE_GIB=40 needs nvidia-smi"), std::string::npos) << blind.output;
+
+  // A gate given no number says so before anything runs.
+  ScriptRun typo = run({{"PROBLEMS", "tp/gemm_allreduce"}, {"STAGES", "5"}, {"LARGE_FREE_GIB", "40G"}});
+  EXPECT_EQ(typo.exit_code, 1) << typo.output;
+  EXPECT_TRUE(typo.calls.empty()) << typo.output;
+  EXPECT_NE(typo.output.find("LARGE_FREE_GIB=40G is not a whole number"), std::string::npos) << typo.output;
 }
 
 }  // namespace
