@@ -20,6 +20,7 @@
 #      a time, LARGE_SETTLE seconds apart (default 15: what its buffers take to be allocated)
 #      unless the one before ends sooner, so more may run at once without running out of
 #      memory; the starts' spacing also bounds the pace (N large evaluations >= N x LARGE_SETTLE).
+#      A line's time is its evaluation's own; a start the gate held back says for how long.
 # Usage: scripts/suite-on-one-gpu.sh OUT [BIN]   (BIN: a build dir or a folder with mgk)
 #   PROBLEMS  comma-separated globs (default: every problem but the collectives)
 #   KEEP_LOGS=bad  deletes the logs of evaluations that went as expected (a device visit
@@ -134,7 +135,7 @@ run_one() {
   fi
   args+=(--size "$sizes" --json --no-store --timeout 300)
   [ -n "$define" ] && args+=(-D "$define")
-  local start=$SECONDS
+  local start=$SECONDS queued=0
   if [ "$sizes" = large ] && [ "${LARGE_FREE_GIB:-0}" -gt 0 ]; then
     # One start at a time: wait for the memory, start, hold the gate while its buffers come.
     local gate free waited=0 pid
@@ -149,6 +150,8 @@ run_one() {
       fi
       sleep 2; waited=$((waited + 2))
     done
+    # The line's time is the evaluation's own; the wait for the gate is said beside it.
+    queued=$((SECONDS - start)); start=$SECONDS
     # Without the gate's descriptor: a child holding it would keep the lock until it ended.
     "${root_for[@]}" "$mgk" "${args[@]}" > "$log" 2> "${log%.json}.err" {gate}>&- &
     pid=$!
@@ -158,15 +161,15 @@ run_one() {
   else
     "${root_for[@]}" "$mgk" "${args[@]}" > "$log" 2> "${log%.json}.err"
   fi
-  python3 - "$log" "$expect" "$name W=$world $sizes $label" "$((SECONDS - start))" <<'PY'
+  python3 - "$log" "$expect" "$name W=$world $sizes $label" "$((SECONDS - start))" "$queued" <<'PY'
 import json, os, sys
-log, expect, what, secs = sys.argv[1:]
-took = f"{secs} s"
+log, expect, what, secs, queued = sys.argv[1:]
+took, notes = f"{secs} s", []
 try:
     r = json.load(open(log))
     verdict, failure = r.get("verdict", "?"), ""
     if r.get("compile_seconds"):  # where a visit's minutes go: nvcc or the ranks
-        took += f" (nvcc {r['compile_seconds']:.0f} s)"
+        notes.append(f"nvcc {r['compile_seconds']:.0f} s")
     for s in r.get("sizes", []):
         failure = failure or s.get("failure", "")
     if verdict != "correct" and not failure:
@@ -174,6 +177,10 @@ try:
 except ValueError:
     err = open(log[: -len(".json")] + ".err").read().strip().splitlines()
     verdict, failure = "no result", err[-1] if err else "mgk printed nothing"
+if int(queued):
+    notes.append(f"after {queued} s at the large-memory gate")
+if notes:
+    took += f" ({', '.join(notes)})"
 ok = verdict == expect
 # The spec's "requires" refuses a world the edited copy allows but the problem does not have
 # (top-2 of E = W = 1 experts): no verdict either way.

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -179,7 +180,7 @@ TEST_F(SuiteOnOneGpuScript, PlansTheWorldsAndPresetsItIsAskedFor) {
 TEST_F(SuiteOnOneGpuScript, LargeEvaluationsWaitForFreeMemory) {
   ScriptRun r = run({{"PROBLEMS", "tp/gemm_allreduce"}, {"STAGES", "5"}, {"ALL_PRESETS", "1"}, {"LARGE_DEGENERATES", "0"},
                      {"LARGE_JOBS", "3"}, {"LARGE_FREE_GIB", "40"}, {"LARGE_SETTLE", "1"},
-                     {"FAKE_FREE_MIB", "90000 1000 1000 50000"}, {"FAKE_LARGE_SECONDS", "3"}});
+                     {"FAKE_FREE_MIB", "90000 1000 1000 1000 1000 50000"}, {"FAKE_LARGE_SECONDS", "3"}});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   ASSERT_EQ(count_calls(r, {"--size large "}), 3) << r.output;  // the plain candidate at W = 2, 4, 8
   EXPECT_EQ(count_calls(r, {"degenerate/"}) + count_calls(r, {"MGK_LOCAL_ONLY"}), 0) << r.output;
@@ -188,7 +189,15 @@ TEST_F(SuiteOnOneGpuScript, LargeEvaluationsWaitForFreeMemory) {
   const auto enough = std::find(r.calls.begin(), r.calls.end(), "nvidia-smi free 50000");
   ASSERT_NE(enough, r.calls.end()) << r.output;
   EXPECT_LT(enough - r.calls.begin(), first_eval - r.calls.begin()) << "an evaluation started before the memory was free";
-  EXPECT_EQ(std::count(r.calls.begin(), first_eval, "nvidia-smi free 1000"), 2);
+  EXPECT_EQ(std::count(r.calls.begin(), first_eval, "nvidia-smi free 1000"), 4);
+  // A line's time is the evaluation's own, the wait for the gate said beside it: the first
+  // start waited 8 s (four answers 2 s apart) for an evaluation of 3 s.
+  int own = -1, queued = -1;
+  const std::regex line(R"(correct in (\d+) s \(nvcc 2 s, after (\d+) s at the large-memory gate\))");
+  for (auto it = std::sregex_iterator(r.output.begin(), r.output.end(), line); it != std::sregex_iterator(); ++it)
+    if (std::stoi((*it)[2]) > queued) own = std::stoi((*it)[1]), queued = std::stoi((*it)[2]);
+  EXPECT_GE(queued, 8) << r.output;
+  EXPECT_LT(own, 8) << "the wait for the gate counted as the evaluation's time\n" << r.output;
   // The gate holds back starts, not evaluations: the second starts while the first runs.
   const auto second_eval = std::find_if(first_eval + 1, r.calls.end(), [](const std::string& c) { return c.rfind("eval ", 0) == 0; });
   const auto first_end = std::find(r.calls.begin(), r.calls.end(), "end");
