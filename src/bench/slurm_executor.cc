@@ -5,6 +5,7 @@
 
 #include "bench/work_list.h"
 #include "common/error.h"
+#include "common/format.h"
 #include "process/run.h"
 #include "store/store.h"
 
@@ -26,12 +27,6 @@ process::ProcessResult slurm(const std::vector<std::string>& argv) {
     throw Error("cannot run " + argv[0] + " (" + e.what() +
                 "): --executor slurm needs the Slurm client commands, as a cluster's login node has them");
   }
-}
-
-std::string joined(const std::vector<std::string>& items, const char* sep) {
-  std::string s;
-  for (const auto& i : items) s += (s.empty() ? "" : sep) + i;
-  return s;
 }
 
 // "JOB", "TASK", "STATE" of a line "JOB|TASK|STATE" or "JOB_TASK|STATE ..."; false otherwise.
@@ -100,7 +95,7 @@ std::map<int, std::string> parse_scheduler_states(const std::vector<std::string>
 
 std::map<int, std::string> scheduler_states(const std::vector<std::string>& jobs) {
   if (jobs.empty()) return {};
-  const std::string list = joined(jobs, ",");
+  const std::string list = join(jobs, ",");
   process::ProcessResult q =
       slurm({"squeue", "--noheader", "--array", "--states=all", "--jobs=" + list, "--format=%F|%K|%T"});
   if (!q.ok() && q.output.find("Invalid job id") == std::string::npos)

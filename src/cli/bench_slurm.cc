@@ -6,17 +6,12 @@
 #include "bench/work_list.h"
 #include "common/env.h"
 #include "common/error.h"
+#include "common/format.h"
 #include "report/table.h"
 #include "tune/best_kernel.h"
 
 namespace mgk::cli {
 namespace {
-
-std::string joined(const std::vector<std::string>& items) {
-  std::string s;
-  for (const auto& i : items) s += (s.empty() ? "" : ", ") + i;
-  return s;
-}
 
 // Records a submitted job in the run's args, where --status and --resume find it.
 void record_job(store::Store& store, SlurmRun& r, const std::string& job) {
@@ -134,7 +129,7 @@ void print_status(store::Store& store, int64_t run_id, bool json) {
               << std::endl;
     return;
   }
-  std::cout << "run " << id << " on Slurm (job " << joined(r.slurm.jobs) << "): " << finished << " of " << planned
+  std::cout << "run " << id << " on Slurm (job " << join(r.slurm.jobs) << "): " << finished << " of " << planned
             << " attempts finished in the shards\n";
   report::Table table({"task", "state", "attempts", "slurm", "log"}, {true, false, true, false, false});
   for (const auto& t : statuses)

@@ -23,7 +23,8 @@ struct EvalArgs {
   int world = 2, trials = 3, iterations = 100, back_to_back = 8, timed_checks = 3;
   bool world_given = false;
   double timeout = 20;
-  bool reference = false, expert = false, compile_only = false, no_time = false, json = false, no_store = false;
+  bool reference = false, expert = false, compile_only = false, no_time = false, json = false, no_store = false,
+       keep_going = false;
   std::vector<std::string> defines, nvcc_flags;
 };
 
@@ -67,6 +68,7 @@ ExitCode run_eval(const EvalArgs& a, const Globals& g) {
   o.timing_iterations = a.iterations;
   o.time = !a.no_time;
   o.compile_only = a.compile_only;
+  o.keep_going = a.keep_going;
   o.timeout_seconds = a.timeout;
   o.defines = a.defines;
   o.nvcc_flags = a.nvcc_flags;
@@ -131,6 +133,7 @@ void add_eval_command(CLI::App& root, Globals& g) {
       ->check(above(0));
   c->add_flag("--compile-only", a->compile_only, "Only compile (works without a GPU)");
   c->add_flag("--no-time", a->no_time, "Check correctness only");
+  c->add_flag("--keep-going", a->keep_going, "After a size fails, check the sizes after it too (default: stop at the first)");
   c->add_option("-D,--define", a->defines, "Extra define for the kernel, NAME=VALUE (repeatable)");
   c->add_option("--nvcc-flag", a->nvcc_flags, "Extra nvcc flag (repeatable)");
   c->add_option("--work-dir", a->work_dir,

@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "common/file.h"
+#include "common/format.h"
 #include "common/log.h"
 #include "problems/catalog.h"
 #include "problems/resolve.h"
@@ -20,12 +21,6 @@ struct ProblemsArgs {
   int world = 2;
   bool json = false;
 };
-
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ",") + x;
-  return s;
-}
 
 std::string human_bytes(double b) {
   char buf[32];
@@ -99,13 +94,13 @@ void show(const ProblemsArgs& a) {
   if (a.json) return show_json(s, a);
   std::cout << s.name << ": " << s.title << (s.pkb_id ? " (ParallelKernelBench #" + std::to_string(*s.pkb_id) + ")" : "")
             << "\n";
-  std::cout << "world sizes " << s.min_world << ".." << s.max_world << ", dtypes " << join(s.dtypes)
-            << ", default sizes " << join(s.default_sizes) << "\n";
+  std::cout << "world sizes " << s.min_world << ".." << s.max_world << ", dtypes " << join(s.dtypes, ",")
+            << ", default sizes " << join(s.default_sizes, ",") << "\n";
   for (const auto& q : s.requirements)
     std::cout << "requires " << q.expr << " (" << q.why << ")\n";
   const auto tails = problems::tail_sizes(s, s.default_sizes, "", a.world);
   std::cout << (tails.empty() ? "tails: NONE of the default sizes has a byte count that is not a multiple of 16"
-                              : "tails: the default sizes include " + join(tails) +
+                              : "tails: the default sizes include " + join(tails, ",") +
                                     ", not a multiple of 16 bytes: kernels that forget the tail fail there")
             << "\n\n";
   std::cout << read_file(s.statement_path(), "problem statement") << "\n";
@@ -143,8 +138,8 @@ void print_table(const std::vector<problems::Spec>& specs) {
   for (const auto& s : specs)
     rows.push_back({s.category,
                     {s.name, s.pkb_id ? std::to_string(*s.pkb_id) : "-",
-                     std::to_string(s.min_world) + ".." + std::to_string(s.max_world), join(s.size_names),
-                     s.dtypes.empty() ? "-" : join(s.dtypes), has_expert(s) ? "yes" : "no", s.title}});
+                     std::to_string(s.min_world) + ".." + std::to_string(s.max_world), join(s.size_names, ","),
+                     s.dtypes.empty() ? "-" : join(s.dtypes, ","), has_expert(s) ? "yes" : "no", s.title}});
   std::vector<size_t> width(header.size(), 0);
   for (size_t c = 0; c < header.size(); ++c) width[c] = header[c].size();
   for (const auto& [category, row] : rows)

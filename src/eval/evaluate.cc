@@ -306,7 +306,7 @@ EvalResult evaluate(const EvalOptions& o) {
       sr.correct = run_trials(run, !shared) && run_back_to_back(run) && (!res.timed || run_timing(run));
       group.command({wire::Teardown{}}, "teardown " + size_plan.size, std::max(timeout, 60.0));
       res.sizes.push_back(sr);
-      if (!sr.correct) break;
+      if (!sr.correct && !o.keep_going) break;
     }
   } catch (const HangError& e) {
     res.verdict = Verdict::kTimeout;
@@ -324,10 +324,14 @@ EvalResult evaluate(const EvalOptions& o) {
   }
 
   res.wall_seconds = seconds_since(t0);
-  if (!res.sizes.empty() && !res.sizes.back().correct) {  // the loop stops at the first failing size
-    const SizeResult& bad = res.sizes.back();
+  std::vector<std::string> failed, passed;
+  for (const auto& s : res.sizes) (s.correct ? passed : failed).push_back(s.size);
+  if (!failed.empty()) {
+    const SizeResult& first = *std::find_if(res.sizes.begin(), res.sizes.end(), [](const SizeResult& s) { return !s.correct; });
     res.verdict = Verdict::kIncorrect;
-    res.message = "incorrect at size " + bad.size + ": " + bad.failure;
+    res.message = "incorrect at size " + first.size + ": " + first.failure;
+    if (failed.size() > 1) res.message += "; incorrect too at " + join(std::vector(failed.begin() + 1, failed.end()), ", ");
+    if (o.keep_going && !passed.empty()) res.message += "; correct at " + join(passed, ", ");
     return res;
   }
   res.verdict = Verdict::kCorrect;

@@ -31,6 +31,9 @@ struct EvalOptions {
   int timed_checks = 3;
   bool time = true;                     // false: correctness only
   bool compile_only = false;
+  // After a size fails, check the sizes after it too (to see every size a kernel fails at,
+  // e.g. that a degenerate output fails at each); false: stop at the first failing size.
+  bool keep_going = false;
   double timeout_seconds = 20;          // watchdog per phase
   std::optional<Peaks> peaks;           // from `mgk calibrate`; absent: no roofline fraction
   std::filesystem::path work_dir;       // rank logs and sockets; empty: a fresh temp dir

@@ -9,6 +9,7 @@
 
 #include "common/env.h"
 #include "common/error.h"
+#include "common/format.h"
 
 namespace mgk::llm {
 namespace {
@@ -28,10 +29,8 @@ class Reader {
     std::set<std::string> names(known.begin(), known.end());
     for (auto it = j_.begin(); it != j_.end(); ++it) {
       if (names.count(it.key())) continue;
-      std::string list;
-      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
       throw UsageError(origin_ + ": unknown key '" + it.key() + "' in " + where_ +
-                       " (valid: " + list + ")");
+                       " (valid: " + join(names) + ")");
     }
   }
 
@@ -139,9 +138,7 @@ void read_price(const Reader& r, const std::string& model, Config& config) {
 const Endpoint& Config::endpoint(const std::string& prefix) const {
   auto it = endpoints.find(prefix);
   if (it != endpoints.end()) return it->second;
-  std::string list;
-  for (const auto& p : prefixes()) list += (list.empty() ? "" : ", ") + p;
-  throw UsageError("unknown model provider '" + prefix + "'; valid prefixes: " + list +
+  throw UsageError("unknown model provider '" + prefix + "'; valid prefixes: " + join(prefixes()) +
                    " (add others under \"endpoints\" in the config file)");
 }
 

@@ -2,17 +2,14 @@
 // override and the API key from the environment.
 #include "common/env.h"
 #include "common/error.h"
+#include "common/format.h"
 #include "llm/http_provider.h"
 #include "llm/provider.h"
 
 namespace mgk::llm {
 namespace {
 
-std::string prefix_list(const Config& config) {
-  std::string list;
-  for (const auto& p : config.prefixes()) list += (list.empty() ? "" : ", ") + p;
-  return list;
-}
+std::string prefix_list(const Config& config) { return join(config.prefixes()); }
 
 }  // namespace
 

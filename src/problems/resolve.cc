@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "common/error.h"
+#include "common/format.h"
 
 namespace mgk::problems {
 
@@ -20,9 +21,7 @@ void check_world(const Spec& spec, int world_size) {
 std::string choose_dtype(const Spec& spec, const std::string& dtype) {
   if (dtype.empty()) return spec.dtypes.empty() ? "" : spec.dtypes.front();
   if (std::find(spec.dtypes.begin(), spec.dtypes.end(), dtype) == spec.dtypes.end()) {
-    std::string valid;
-    for (const auto& d : spec.dtypes) valid += (valid.empty() ? "" : ", ") + d;
-    throw UsageError(spec.name + " has no dtype '" + dtype + "' (valid: " + valid + ")");
+    throw UsageError(spec.name + " has no dtype '" + dtype + "' (valid: " + join(spec.dtypes) + ")");
   }
   return dtype;
 }
@@ -69,9 +68,7 @@ ResolvedTensor resolve_tensor(const Spec& spec, const TensorSpec& t, const std::
 expr::Vars size_dims(const Spec& spec, const std::string& size, int world_size) {
   auto it = spec.sizes.find(size);
   if (it == spec.sizes.end()) {
-    std::string valid;
-    for (const auto& n : spec.size_names) valid += (valid.empty() ? "" : ", ") + n;
-    throw UsageError(spec.name + " has no size preset '" + size + "' (valid: " + valid + ")");
+    throw UsageError(spec.name + " has no size preset '" + size + "' (valid: " + join(spec.size_names) + ")");
   }
   expr::Vars vars{{"W", double(world_size)}};
   // Dims may refer to W and to dims defined before them in the file's order; std::map

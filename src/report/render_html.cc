@@ -245,13 +245,9 @@ std::string attempts(const RunReport& r) {
       if (it != d.sources.end()) {
         std::string features;
         if (a.features) {
-          auto join = [](const std::vector<std::string>& v) {
-            std::string s;
-            for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-            return s.empty() ? std::string("none") : s;
-          };
-          features = " &middot; transfer: " + join(a.features->transfer) + "; overlap: " + join(a.features->overlap) +
-                     "; sync: " + join(a.features->sync);
+          auto listed = [](const std::vector<std::string>& v) { return v.empty() ? std::string("none") : join(v); };
+          features = " &middot; transfer: " + listed(a.features->transfer) + "; overlap: " + listed(a.features->overlap) +
+                     "; sync: " + listed(a.features->sync);
         }
         out += "<p>The kernel this outcome rests on (" + escape(a.kernel_hash->substr(0, 12)) + ")" + features +
                ":</p>\n<pre><code>" + escape(it->second) + "</code></pre>\n";

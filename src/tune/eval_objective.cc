@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "common/error.h"
+#include "common/format.h"
 #include "common/interrupt.h"
 #include "problems/catalog.h"
 
@@ -107,10 +108,8 @@ EvalObjective::EvalObjective(const SearchSpace& space, eval::EvalOptions base, s
   if (timed.empty()) throw UsageError("--size names no size preset");
   for (const auto& one : timed)
     if (!spec.sizes.count(one)) {
-      std::string names;
-      for (const auto& n : spec.size_names) names += (names.empty() ? "" : ", ") + n;
       throw UsageError("problem " + base_.problem + " has no size preset '" + one +
-                       "'; its presets are " + names);
+                       "'; its presets are " + join(spec.size_names));
     }
   if (base_.sizes.empty() && timed.size() == 1) {
     // Correct at two presets, as the evaluator's own default demands, without paying for

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -73,6 +74,31 @@ TEST_F(ScriptedEval, AMismatchIsExitOneNamingOutputRankAndIndex) {
   EXPECT_EQ(m["index"], "[5]");
   EXPECT_TRUE(m["got"].is_null()) << "got NaN";
   EXPECT_EQ(r.json()["sizes"][0]["trials_passed"], 0);
+}
+
+// The "incorrect" scenario fails the candidate's first trial only: at tiny,small the first
+// size fails and the second would pass. Without --keep-going the evaluation stops at tiny;
+// with it, small is checked too, and the verdict is still incorrect.
+TEST_F(ScriptedEval, KeepGoingChecksTheSizesAfterAFailingOne) {
+  auto sizes_tiny_small = [](std::vector<std::string> a) {
+    *std::find(a.begin(), a.end(), "small") = "tiny,small";
+    return a;
+  };
+  CliResult stop = run_mgk(sizes_tiny_small(args()), env("incorrect"), 300);
+  EXPECT_EQ(stop.exit_code, 1) << stop.output;
+  ASSERT_EQ(stop.json()["sizes"].size(), 1u) << "the first failing size ends the evaluation\n" << stop.output;
+  EXPECT_EQ(stop.json()["message"], "incorrect at size tiny: output mismatch") << stop.output;
+
+  CliResult all = run_mgk(sizes_tiny_small(args({"--keep-going"})), env("incorrect"), 300);
+  EXPECT_EQ(all.exit_code, 1) << all.output;
+  const auto j = all.json();
+  ASSERT_EQ(j["sizes"].size(), 2u) << all.output;
+  EXPECT_EQ(j["sizes"][0]["size"], "tiny");
+  EXPECT_FALSE(j["sizes"][0]["correct"].get<bool>()) << all.output;
+  EXPECT_EQ(j["sizes"][1]["size"], "small");
+  EXPECT_TRUE(j["sizes"][1]["correct"].get<bool>()) << all.output;
+  EXPECT_EQ(j["verdict"], "incorrect") << "a size that passed after one that failed does not make it correct";
+  EXPECT_EQ(j["message"], "incorrect at size tiny: output mismatch; correct at small") << all.output;
 }
 
 TEST_F(ScriptedEval, AHangIsExitTwoNamingThePhaseWithinTheTimeout) {
