@@ -7,14 +7,17 @@
 #   1. the plain candidate at every preset but large at W = 2, expected correct;
 #   2. the degenerates: zeros, constant, copy_input and the plain candidate without its
 #      communication (-D MGK_LOCAL_ONLY=1), each preset but large once per problem, the
-#      degenerates and worlds taking turns, expected incorrect;
+#      degenerates and worlds taking turns, expected incorrect (DEGENERATES=all: each
+#      degenerate at every preset, one evaluation of all of them with --keep-going, expected
+#      incorrect at each; the worlds taking turns);
 #   3. with REFERENCE_W1=1, the reference against its own oracle at W = 1, tiny,pkb,odd (NCCL
 #      will not start with ranks sharing a GPU, with one rank it does), from a copy of
 #      problems/ whose specs allow one rank;
 #   4. the plain candidate at tiny,small,pkb,odd at W = 3 or 4, at tiny,pkb,odd above
 #      (ALL_PRESETS=1: at every preset but large, as at W = 2);
 #   5. the large presets (plain at W = 2, with ALL_PRESETS=1 at every world, and the
-#      degenerate whose turn it is, unless LARGE_DEGENERATES=0), LARGE_JOBS at once (default 2:
+#      degenerate whose turn it is, or with DEGENERATES=all each of them, unless
+#      LARGE_DEGENERATES=0), LARGE_JOBS at once (default 2:
 #      memory), the plain one with one trial of three calls; SKIP_LARGE=1 leaves them out.
 #      LARGE_FREE_GIB=N starts a large evaluation only once GPU 0 has N GiB free, one start at
 #      a time, LARGE_SETTLE seconds apart (default 15: what its buffers take to be allocated)
@@ -43,7 +46,7 @@ cands="$root/tests/gpu/candidates"
 
 # The jobs, one per line: EXPECT NAME WORLD PRESETS KERNEL [DEFINE], KERNEL "reference" for 3.
 "$mgk" problems --json > "$out/problems.json" || { echo "suite-on-one-gpu: mgk problems failed" >&2; exit 1; }
-python3 - "$out" "$cands" "${PROBLEMS:-}" "${WORLDS:-2 4 8}" "${REFERENCE_W1:-0}" "${SKIP_LARGE:-0}" "${ALL_PRESETS:-0}" "${PRESETS:-}" "${LARGE_DEGENERATES:-1}" <<'PY' || exit 1
+python3 - "$out" "$cands" "${PROBLEMS:-}" "${WORLDS:-2 4 8}" "${REFERENCE_W1:-0}" "${SKIP_LARGE:-0}" "${ALL_PRESETS:-0}" "${PRESETS:-}" "${LARGE_DEGENERATES:-1}" "${DEGENERATES:-turns}" <<'PY' || exit 1
 import fnmatch, json, os, sys
 out, cands = sys.argv[1], sys.argv[2]
 globs = [g for g in sys.argv[3].split(",") if g]
@@ -51,6 +54,9 @@ worlds = [int(w) for w in sys.argv[4].split()]
 with_reference, skip_large, all_presets = sys.argv[5] == "1", sys.argv[6] == "1", sys.argv[7] == "1"
 keep = set(p for p in sys.argv[8].split(",") if p)
 large_degenerates = sys.argv[9] != "0"
+if sys.argv[10] not in ("turns", "all"):
+    sys.exit(f"suite-on-one-gpu: DEGENERATES={sys.argv[10]}: say 'all' (each degenerate at every preset) or leave it unset (they take turns)")
+every_degenerate = sys.argv[10] == "all"
 stages = {n: [] for n in range(1, 6)}
 selected = []
 for p in json.load(open(os.path.join(out, "problems.json"))):
@@ -77,7 +83,14 @@ for p in json.load(open(os.path.join(out, "problems.json"))):
     turn = len(selected) - 1
     if not ws:  # WORLDS names none this problem allows (moe_ep_narrow starts at 4)
         print(f"suite-on-one-gpu: {name}: no world of WORLDS in {p['min_world']}..{p['max_world']}: only its W = 1 reference (REFERENCE_W1) is planned", file=sys.stderr)
-    for i, s in enumerate(presets if ws else []):
+    if every_degenerate and ws:
+        for d, deg in enumerate(degs):
+            w = ws[(d + turn) % len(ws)]
+            if sizes:
+                stages[2].append(f"incorrect {name} {w} {','.join(sizes)} {deg}")
+            if has_large and large_degenerates:
+                stages[5].append(f"incorrect {name} {w} large {deg}")
+    for i, s in enumerate(presets if ws and not every_degenerate else []):
         if s == "large" and not (has_large and large_degenerates):
             continue
         stages[5 if s == "large" else 2].append(f"incorrect {name} {ws[(i + turn) % len(ws)]} {s} {degs[(i + turn) % len(degs)]}")
@@ -129,7 +142,8 @@ run_one() {
     # trials of five: with ranks taking turns on one GPU the candidate's runs are most of a
     # large evaluation's minutes, and what large adds (sizes past 2^31 bytes, grid limits) one
     # trial shows.
-    if [ "$expect" != correct ]; then args+=(--trials 1 --back-to-back 0)
+    # A degenerate is checked at each of its sizes (--keep-going), not only up to the first.
+    if [ "$expect" != correct ]; then args+=(--trials 1 --back-to-back 0 --keep-going)
     elif [ "$sizes" = large ]; then args+=(--trials 1 --back-to-back 2)
     else args+=(--trials 2 --back-to-back 4); fi
   fi
@@ -161,9 +175,9 @@ run_one() {
   else
     "${root_for[@]}" "$mgk" "${args[@]}" > "$log" 2> "${log%.json}.err"
   fi
-  python3 - "$log" "$expect" "$name W=$world $sizes $label" "$((SECONDS - start))" "$queued" <<'PY'
+  python3 - "$log" "$expect" "$name W=$world $sizes $label" "$((SECONDS - start))" "$queued" "$sizes" <<'PY'
 import json, os, sys
-log, expect, what, secs, queued = sys.argv[1:]
+log, expect, what, secs, queued, asked = sys.argv[1:]
 took, notes = f"{secs} s", []
 try:
     r = json.load(open(log))
@@ -174,6 +188,16 @@ try:
         failure = failure or s.get("failure", "")
     if verdict != "correct" and not failure:
         failure = r.get("message", "")
+    # A degenerate must fail at every size it was given: one that passes at some size is not
+    # rejected there, whatever the others did (the verdict is "incorrect" all the same).
+    if expect == "incorrect" and verdict == "incorrect":
+        judged = {s.get("size"): s.get("correct") for s in r.get("sizes", [])}
+        passed = [s for s in asked.split(",") if judged.get(s) is True]
+        unjudged = [s for s in asked.split(",") if s not in judged]
+        if passed:
+            verdict, failure = "partly correct", "correct at " + ", ".join(passed)
+        elif unjudged:
+            verdict, failure = "partly checked", "no verdict at " + ", ".join(unjudged)
 except ValueError:
     err = open(log[: -len(".json")] + ".err").read().strip().splitlines()
     verdict, failure = "no result", err[-1] if err else "mgk printed nothing"

@@ -23,6 +23,8 @@ namespace {
 
 // The scripted mgk. FAKE_PASSING_DEGENERATE: a glob of the argument line whose evaluation
 // answers "correct" although the script expects "incorrect" (a degenerate not rejected).
+// A degenerate's answer judges each size it was given (--size A,B), incorrect but at
+// FAKE_DEGENERATE_CORRECT_AT, where it passes (rejected at the other sizes only).
 const char* kFakeMgk = R"sh(#!/usr/bin/env bash
 if [ "$1" = problems ]; then exec "$REAL_MGK" "$@"; fi
 echo "$*" >> "$FAKE_CALLS"
@@ -38,7 +40,13 @@ fi
 if [[ -n "${FAKE_PASSING_DEGENERATE:-}" && "$args" == *$FAKE_PASSING_DEGENERATE* ]]; then
   echo '{"verdict": "correct", "compile_seconds": 2.0, "sizes": []}'
 elif [[ "$args" == *degenerate/* || "$args" == *MGK_LOCAL_ONLY* ]]; then
-  echo '{"verdict": "incorrect", "compile_seconds": 2.0, "sizes": [{"failure": "output mismatch"}]}'
+  sizes=$(sed -E 's/.*--size ([^ ]+).*/\1/' <<< "$args") judged=""
+  for s in ${sizes//,/ }; do
+    if [ "$s" = "${FAKE_DEGENERATE_CORRECT_AT:-}" ]; then j="{\"size\": \"$s\", \"correct\": true}"
+    else j="{\"size\": \"$s\", \"correct\": false, \"failure\": \"output mismatch\"}"; fi
+    judged+="${judged:+, }$j"
+  done
+  echo "{\"verdict\": \"incorrect\", \"compile_seconds\": 2.0, \"sizes\": [$judged]}"
 else
   echo '{"verdict": "correct", "compile_seconds": 2.0, "sizes": []}'
 fi
@@ -172,6 +180,36 @@ TEST_F(SuiteOnOneGpuScript, PlansTheWorldsAndPresetsItIsAskedFor) {
   EXPECT_TRUE(none.calls.empty());
   EXPECT_NE(none.output.find("suite-on-one-gpu: 0 as expected, 0 not, 0 outside their problem"), std::string::npos)
       << none.output;
+}
+
+// DEGENERATES=all: each degenerate at every preset (one evaluation of all but large, with
+// --keep-going, and large alone), the worlds taking turns; one that comes out correct at a
+// size is BAD there, though the evaluation's verdict is "incorrect".
+TEST_F(SuiteOnOneGpuScript, DegeneratesEverywhereAreJudgedAtEachSize) {
+  ScriptRun r = run({{"PROBLEMS", "tp/gemm_allreduce"}, {"STAGES", "2 5"}, {"DEGENERATES", "all"}, {"LARGE_SETTLE", "0"}});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(r.calls.size(), 9u) << r.output;  // 4 degenerates x (the five presets, large), the plain at large
+  for (const char* d : {"zeros.cu", "constant.cu", "copy_input.cu", "MGK_LOCAL_ONLY=1"}) {
+    EXPECT_EQ(count_calls(r, {d, "--keep-going", "--size tiny,small,pkb,medium,odd "}), 1) << d << "\n" << r.output;
+    EXPECT_EQ(count_calls(r, {d, "--keep-going", "--size large "}), 1) << d << "\n" << r.output;
+  }
+  for (const char* gpus : {"--gpus 0,0 ", "--gpus 0,0,0,0 ", "--gpus 0,0,0,0,0,0,0,0 "})
+    EXPECT_GE(count_calls(r, {gpus}), 2) << "the worlds take turns: " << gpus << "\n" << r.output;
+  EXPECT_EQ(count_calls(r, {"gemm_allreduce.cu --gpus", "MGK_LOCAL_ONLY"}), 2);
+  EXPECT_EQ(count_calls(r, {"gemm_allreduce.cu --gpus 0,0 ", "--size large "}) - count_calls(r, {"MGK_LOCAL_ONLY", "--size large "}), 1);
+
+  ScriptRun leaky = run({{"PROBLEMS", "tp/gemm_allreduce"}, {"STAGES", "2"}, {"DEGENERATES", "all"},
+                         {"FAKE_DEGENERATE_CORRECT_AT", "pkb"}});
+  EXPECT_EQ(leaky.exit_code, 1) << leaky.output;
+  EXPECT_NE(leaky.output.find("BAD  tp/gemm_allreduce W=2 tiny,small,pkb,medium,odd zeros: partly correct (correct at pkb)"),
+            std::string::npos)
+      << leaky.output;
+  EXPECT_NE(leaky.output.find("4 not"), std::string::npos) << leaky.output;
+
+  ScriptRun typo = run({{"PROBLEMS", "tp/gemm_allreduce"}, {"STAGES", "2"}, {"DEGENERATES", "every"}});
+  EXPECT_EQ(typo.exit_code, 1) << typo.output;
+  EXPECT_TRUE(typo.calls.empty()) << typo.output;
+  EXPECT_NE(typo.output.find("DEGENERATES=every: say 'all'"), std::string::npos) << typo.output;
 }
 
 // LARGE_FREE_GIB: a large evaluation starts only once GPU 0 has that much free (the H200 ran
