@@ -30,6 +30,7 @@
 #             brings back what it needs)
 #   PRESETS   comma-separated presets to keep (default: all), e.g. "small,medium" to finish a
 #             world's presets a short visit left out
+#   PLAIN=0   leaves the plain candidate out (e.g. with DEGENERATES=all: the degenerates alone)
 #   JOBS      evaluations at once (default 4); WORLDS (default "2 4 8"); ALL_PRESETS; STAGES (default
 #             "1 2 3 4 5": which of the above run, e.g. "2 3" to finish a visit cut short)
 # Prints one line per evaluation and a summary; exits 1 when any verdict is not the expected one
@@ -46,7 +47,7 @@ cands="$root/tests/gpu/candidates"
 
 # The jobs, one per line: EXPECT NAME WORLD PRESETS KERNEL [DEFINE], KERNEL "reference" for 3.
 "$mgk" problems --json > "$out/problems.json" || { echo "suite-on-one-gpu: mgk problems failed" >&2; exit 1; }
-python3 - "$out" "$cands" "${PROBLEMS:-}" "${WORLDS:-2 4 8}" "${REFERENCE_W1:-0}" "${SKIP_LARGE:-0}" "${ALL_PRESETS:-0}" "${PRESETS:-}" "${LARGE_DEGENERATES:-1}" "${DEGENERATES:-turns}" <<'PY' || exit 1
+python3 - "$out" "$cands" "${PROBLEMS:-}" "${WORLDS:-2 4 8}" "${REFERENCE_W1:-0}" "${SKIP_LARGE:-0}" "${ALL_PRESETS:-0}" "${PRESETS:-}" "${LARGE_DEGENERATES:-1}" "${DEGENERATES:-turns}" "${PLAIN:-1}" <<'PY' || exit 1
 import fnmatch, json, os, sys
 out, cands = sys.argv[1], sys.argv[2]
 globs = [g for g in sys.argv[3].split(",") if g]
@@ -57,6 +58,7 @@ large_degenerates = sys.argv[9] != "0"
 if sys.argv[10] not in ("turns", "all"):
     sys.exit(f"suite-on-one-gpu: DEGENERATES={sys.argv[10]}: say 'all' (each degenerate at every preset) or leave it unset (they take turns)")
 every_degenerate = sys.argv[10] == "all"
+with_plain = sys.argv[11] != "0"
 stages = {n: [] for n in range(1, 6)}
 selected = []
 for p in json.load(open(os.path.join(out, "problems.json"))):
@@ -72,7 +74,7 @@ for p in json.load(open(os.path.join(out, "problems.json"))):
     sizes = [s for s in presets if s != "large"]
     has_large = "large" in presets and not skip_large
     # A plain candidate is judged once per world over its presets (it fails at the first bad one).
-    for w in ws:
+    for w in ws if with_plain else []:
         few = sizes if w == 2 or all_presets else [s for s in sizes if s in ({"tiny", "small", "pkb", "odd"} if w <= 4 else {"tiny", "pkb", "odd"})]
         if few:
             stages[1 if w == 2 else 4].append(f"correct {name} {w} {','.join(few)} {plain}")

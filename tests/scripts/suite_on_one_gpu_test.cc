@@ -206,6 +206,13 @@ TEST_F(SuiteOnOneGpuScript, DegeneratesEverywhereAreJudgedAtEachSize) {
       << leaky.output;
   EXPECT_NE(leaky.output.find("4 not"), std::string::npos) << leaky.output;
 
+  // PLAIN=0: the degenerates alone.
+  ScriptRun alone = run({{"PROBLEMS", "tp/gemm_allreduce"}, {"STAGES", "1 2 4 5"}, {"DEGENERATES", "all"}, {"PLAIN", "0"},
+                         {"LARGE_SETTLE", "0"}});
+  EXPECT_EQ(alone.exit_code, 0) << alone.output;
+  EXPECT_EQ(alone.calls.size(), 8u) << alone.output;
+  EXPECT_EQ(count_calls(alone, {"degenerate/"}) + count_calls(alone, {"MGK_LOCAL_ONLY"}), 8) << alone.output;
+
   ScriptRun typo = run({{"PROBLEMS", "tp/gemm_allreduce"}, {"STAGES", "2"}, {"DEGENERATES", "every"}});
   EXPECT_EQ(typo.exit_code, 1) << typo.output;
   EXPECT_TRUE(typo.calls.empty()) << typo.output;
