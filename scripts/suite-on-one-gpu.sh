@@ -86,12 +86,11 @@ for p in json.load(open(os.path.join(out, "problems.json"))):
     if not ws:  # WORLDS names none this problem allows (moe_ep_narrow starts at 4)
         print(f"suite-on-one-gpu: {name}: no world of WORLDS in {p['min_world']}..{p['max_world']}: only its W = 1 reference (REFERENCE_W1) is planned", file=sys.stderr)
     if every_degenerate and ws:
-        for d, deg in enumerate(degs):
-            w = ws[(d + turn) % len(ws)]
+        for d, deg in enumerate(degs):  # large at the next world: more pairs at no cost
             if sizes:
-                stages[2].append(f"incorrect {name} {w} {','.join(sizes)} {deg}")
+                stages[2].append(f"incorrect {name} {ws[(d + turn) % len(ws)]} {','.join(sizes)} {deg}")
             if has_large and large_degenerates:
-                stages[5].append(f"incorrect {name} {w} large {deg}")
+                stages[5].append(f"incorrect {name} {ws[(d + turn + 1) % len(ws)]} large {deg}")
     for i, s in enumerate(presets if ws and not every_degenerate else []):
         if s == "large" and not (has_large and large_degenerates):
             continue

@@ -133,7 +133,7 @@ void add_eval_command(CLI::App& root, Globals& g) {
       ->check(above(0));
   c->add_flag("--compile-only", a->compile_only, "Only compile (works without a GPU)");
   c->add_flag("--no-time", a->no_time, "Check correctness only");
-  c->add_flag("--keep-going", a->keep_going, "After a size fails, check the sizes after it too (default: stop at the first)");
+  c->add_flag("--keep-going", a->keep_going, "After a size fails, check (not time) the sizes after it too (default: stop at the first)");
   c->add_option("-D,--define", a->defines, "Extra define for the kernel, NAME=VALUE (repeatable)");
   c->add_option("--nvcc-flag", a->nvcc_flags, "Extra nvcc flag (repeatable)");
   c->add_option("--work-dir", a->work_dir,

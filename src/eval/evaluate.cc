@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include <chrono>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -199,6 +200,37 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// "incorrect at size tiny: output mismatch; incorrect too at odd; correct at small" when a
+// size failed (the sizes that passed are named only where --keep-going checked them).
+std::optional<std::string> failed_sizes_message(const std::vector<SizeResult>& sizes, bool keep_going) {
+  const SizeResult* first = nullptr;
+  std::vector<std::string> more, passed;
+  for (const auto& s : sizes) {
+    if (s.correct) passed.push_back(s.size);
+    else if (!first) first = &s;
+    else more.push_back(s.size);
+  }
+  if (!first) return std::nullopt;
+  std::string m = "incorrect at size " + first->size + ": " + first->failure;
+  if (!more.empty()) m += "; incorrect too at " + join(more);
+  if (keep_going && !passed.empty()) m += "; correct at " + join(passed);
+  return m;
+}
+
+// A hang or a rank's failure ends the evaluation with its own verdict, unless a size had
+// already failed (--keep-going went on past it): the kernel is incorrect all the same, as it
+// would have been without the flag, and what ended the run is said after that.
+void end_early(EvalResult& res, Verdict verdict, const std::string& what, const std::string& phase, bool keep_going) {
+  res.phase = phase;
+  if (auto failed = failed_sizes_message(res.sizes, keep_going)) {
+    res.verdict = Verdict::kIncorrect;
+    res.message = *failed + "; then: " + what;
+  } else {
+    res.verdict = verdict;
+    res.message = what;
+  }
+}
+
 }  // namespace
 
 bool ranks_share_gpu(const std::vector<int>& gpus) {
@@ -295,6 +327,7 @@ EvalResult evaluate(const EvalOptions& o) {
     }
     group.command({wire::Load{ref.library.string(), cand_lib.string(), o.kernel_is_reference}}, "loading the kernels",
                   std::max(timeout, 60.0));
+    bool failed_before = false;  // --keep-going: a later size is checked, not timed
     for (const auto& size_plan : plan.sizes) {
       throw_if_interrupted();
       SizeResult sr;
@@ -303,35 +336,27 @@ EvalResult evaluate(const EvalOptions& o) {
       run.progress("allocating, mgk_setup");
       group.command(per_rank_prepare(size_plan), "prepare " + size_plan.size + " (allocate, mgk_setup)",
                     std::max(timeout, 120.0));
-      sr.correct = run_trials(run, !shared) && run_back_to_back(run) && (!res.timed || run_timing(run));
+      sr.correct = run_trials(run, !shared) && run_back_to_back(run) && (!res.timed || failed_before || run_timing(run));
       group.command({wire::Teardown{}}, "teardown " + size_plan.size, std::max(timeout, 60.0));
       res.sizes.push_back(sr);
+      failed_before = failed_before || !sr.correct;
       if (!sr.correct && !o.keep_going) break;
     }
   } catch (const HangError& e) {
-    res.verdict = Verdict::kTimeout;
-    res.message = e.what();
-    res.phase = e.phase;
+    end_early(res, Verdict::kTimeout, e.what(), e.phase, o.keep_going);
     res.wall_seconds = seconds_since(t0);
     return res;
   } catch (const RankError& e) {
     const bool candidate_fault = e.who == Who::kCandidate && e.fault != RankFault::kHarness;
-    res.verdict = candidate_fault ? Verdict::kRuntimeError : Verdict::kInfrastructure;
-    res.message = e.what();
-    res.phase = e.phase;
+    end_early(res, candidate_fault ? Verdict::kRuntimeError : Verdict::kInfrastructure, e.what(), e.phase, o.keep_going);
     res.wall_seconds = seconds_since(t0);
     return res;
   }
 
   res.wall_seconds = seconds_since(t0);
-  std::vector<std::string> failed, passed;
-  for (const auto& s : res.sizes) (s.correct ? passed : failed).push_back(s.size);
-  if (!failed.empty()) {
-    const SizeResult& first = *std::find_if(res.sizes.begin(), res.sizes.end(), [](const SizeResult& s) { return !s.correct; });
+  if (auto failed = failed_sizes_message(res.sizes, o.keep_going)) {
     res.verdict = Verdict::kIncorrect;
-    res.message = "incorrect at size " + first.size + ": " + first.failure;
-    if (failed.size() > 1) res.message += "; incorrect too at " + join(std::vector(failed.begin() + 1, failed.end()), ", ");
-    if (o.keep_going && !passed.empty()) res.message += "; correct at " + join(passed, ", ");
+    res.message = *failed;
     return res;
   }
   res.verdict = Verdict::kCorrect;

@@ -99,6 +99,29 @@ TEST_F(ScriptedEval, KeepGoingChecksTheSizesAfterAFailingOne) {
   EXPECT_TRUE(j["sizes"][1]["correct"].get<bool>()) << all.output;
   EXPECT_EQ(j["verdict"], "incorrect") << "a size that passed after one that failed does not make it correct";
   EXPECT_EQ(j["message"], "incorrect at size tiny: output mismatch; correct at small") << all.output;
+  EXPECT_TRUE(j["sizes"][1]["candidate"].is_null()) << "a size after a failing one is checked, not timed\n" << all.output;
+
+  // Every size failing: each is named.
+  std::vector<std::string> three = args({"--keep-going"});
+  *std::find(three.begin(), three.end(), "small") = "tiny,small,medium";
+  CliResult every = run_mgk(three, env("alwaysincorrect"), 300);
+  EXPECT_EQ(every.exit_code, 1) << every.output;
+  EXPECT_EQ(every.json()["sizes"].size(), 3u) << every.output;
+  EXPECT_EQ(every.json()["message"], "incorrect at size tiny: output mismatch; incorrect too at small, medium") << every.output;
+}
+
+// A hang at a later size does not undo an earlier size's failure: still incorrect (exit 1, as
+// without the flag), the hang said after it.
+TEST_F(ScriptedEval, KeepGoingIntoAHangIsStillIncorrect) {
+  std::vector<std::string> a = args({"--keep-going"});
+  *std::find(a.begin(), a.end(), "small") = "tiny,small";
+  CliResult r = run_mgk(a, env("incorrectthenhang"), 300);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const auto j = r.json();
+  EXPECT_EQ(j["verdict"], "incorrect") << r.output;
+  const std::string m = j.value("message", "");
+  EXPECT_EQ(m.rfind("incorrect at size tiny: output mismatch; then: ", 0), 0u) << m;
+  EXPECT_NE(m.find("small"), std::string::npos) << "the hang names where it was: " << m;
 }
 
 TEST_F(ScriptedEval, AHangIsExitTwoNamingThePhaseWithinTheTimeout) {

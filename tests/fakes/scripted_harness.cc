@@ -4,6 +4,8 @@
 // after "harness-" (tests make symlinks: scripted-harness-hang, ...):
 //   correct        every check passes; reference 10 us, candidate 5 us, floor 2 us a call
 //   incorrect      the candidate's first trial mismatches on rank 1
+//   alwaysincorrect  every trial of the candidate mismatches on rank 1
+//   incorrectthenhang  the candidate's first trial mismatches on rank 1, its second never answers
 //   hang           the candidate's first trial never answers
 //   crash          the candidate's first call makes its candidate process abort
 //   reffails       the reference fails its own trial
@@ -89,8 +91,12 @@ class Scripted {
   void trial(const wire::Trial& t, wire::Reply& r) {
     r.verdict = wire::Verdict{};
     const bool candidate = t.who == wire::Who::kCandidate;
-    if (candidate && ++candidate_trials_ > 1) return;  // the scenario plays out in the first trial
-    if (candidate && s_ == "incorrect" && rank_ == 1) {
+    const int n = candidate ? ++candidate_trials_ : 0;
+    if (candidate && s_ == "incorrectthenhang" && n == 2)
+      for (;;) pause();
+    const bool mismatch = s_ == "alwaysincorrect" || (n == 1 && (s_ == "incorrect" || s_ == "incorrectthenhang"));
+    if (candidate && !mismatch && n > 1) return;  // the other scenarios play out in the first trial
+    if (candidate && mismatch && rank_ == 1) {
       wire::Mismatch m;
       m.output = "y";
       m.rank = 1;

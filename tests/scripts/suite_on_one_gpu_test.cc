@@ -24,7 +24,8 @@ namespace {
 // The scripted mgk. FAKE_PASSING_DEGENERATE: a glob of the argument line whose evaluation
 // answers "correct" although the script expects "incorrect" (a degenerate not rejected).
 // A degenerate's answer judges each size it was given (--size A,B), incorrect but at
-// FAKE_DEGENERATE_CORRECT_AT, where it passes (rejected at the other sizes only).
+// FAKE_DEGENERATE_CORRECT_AT, where it passes (rejected at the other sizes only), and
+// without FAKE_DEGENERATE_UNJUDGED (as if the evaluation had stopped before it).
 const char* kFakeMgk = R"sh(#!/usr/bin/env bash
 if [ "$1" = problems ]; then exec "$REAL_MGK" "$@"; fi
 echo "$*" >> "$FAKE_CALLS"
@@ -42,7 +43,8 @@ if [[ -n "${FAKE_PASSING_DEGENERATE:-}" && "$args" == *$FAKE_PASSING_DEGENERATE*
 elif [[ "$args" == *degenerate/* || "$args" == *MGK_LOCAL_ONLY* ]]; then
   sizes=$(sed -E 's/.*--size ([^ ]+).*/\1/' <<< "$args") judged=""
   for s in ${sizes//,/ }; do
-    if [ "$s" = "${FAKE_DEGENERATE_CORRECT_AT:-}" ]; then j="{\"size\": \"$s\", \"correct\": true}"
+    if [ "$s" = "${FAKE_DEGENERATE_UNJUDGED:-}" ]; then continue
+    elif [ "$s" = "${FAKE_DEGENERATE_CORRECT_AT:-}" ]; then j="{\"size\": \"$s\", \"correct\": true}"
     else j="{\"size\": \"$s\", \"correct\": false, \"failure\": \"output mismatch\"}"; fi
     judged+="${judged:+, }$j"
   done
@@ -196,7 +198,11 @@ TEST_F(SuiteOnOneGpuScript, DegeneratesEverywhereAreJudgedAtEachSize) {
   for (const char* gpus : {"--gpus 0,0 ", "--gpus 0,0,0,0 ", "--gpus 0,0,0,0,0,0,0,0 "})
     EXPECT_GE(count_calls(r, {gpus}), 2) << "the worlds take turns: " << gpus << "\n" << r.output;
   EXPECT_EQ(count_calls(r, {"gemm_allreduce.cu --gpus", "MGK_LOCAL_ONLY"}), 2);
-  EXPECT_EQ(count_calls(r, {"gemm_allreduce.cu --gpus 0,0 ", "--size large "}) - count_calls(r, {"MGK_LOCAL_ONLY", "--size large "}), 1);
+  // The plain candidate only at large (stage 5's, W = 2): the other gemm_allreduce.cu runs are local-only.
+  EXPECT_EQ(count_calls(r, {"gemm_allreduce.cu --gpus", "--size large "}) - count_calls(r, {"MGK_LOCAL_ONLY", "--size large "}), 1);
+  // Each degenerate's large preset at the world after its other presets' (zeros: W = 2, then 4).
+  EXPECT_EQ(count_calls(r, {"zeros.cu --gpus 0,0 ", "--size tiny,"}), 1) << r.output;
+  EXPECT_EQ(count_calls(r, {"zeros.cu --gpus 0,0,0,0 ", "--size large "}), 1) << r.output;
 
   ScriptRun leaky = run({{"PROBLEMS", "tp/gemm_allreduce"}, {"STAGES", "2"}, {"DEGENERATES", "all"},
                          {"FAKE_DEGENERATE_CORRECT_AT", "pkb"}});
@@ -205,6 +211,12 @@ TEST_F(SuiteOnOneGpuScript, DegeneratesEverywhereAreJudgedAtEachSize) {
             std::string::npos)
       << leaky.output;
   EXPECT_NE(leaky.output.find("4 not"), std::string::npos) << leaky.output;
+  ScriptRun unjudged = run({{"PROBLEMS", "tp/gemm_allreduce"}, {"STAGES", "2"}, {"DEGENERATES", "all"},
+                            {"FAKE_DEGENERATE_UNJUDGED", "odd"}});
+  EXPECT_EQ(unjudged.exit_code, 1) << unjudged.output;
+  EXPECT_NE(unjudged.output.find("W=4 tiny,small,pkb,medium,odd constant: partly checked (no verdict at odd)"),
+            std::string::npos)
+      << unjudged.output;
 
   // PLAIN=0: the degenerates alone.
   ScriptRun alone = run({{"PROBLEMS", "tp/gemm_allreduce"}, {"STAGES", "1 2 4 5"}, {"DEGENERATES", "all"}, {"PLAIN", "0"},
