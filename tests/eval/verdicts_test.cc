@@ -41,6 +41,12 @@ class ScriptedEval : public ::testing::Test {
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   }
+  // args() at `sizes` (e.g. "tiny,small") in place of small.
+  std::vector<std::string> args_at(const std::string& sizes, std::vector<std::string> extra = {}) {
+    std::vector<std::string> a = args(std::move(extra));
+    *std::find(a.begin(), a.end(), "small") = sizes;
+    return a;
+  }
   CliResult eval(const std::string& scenario, std::vector<std::string> extra = {}) {
     return run_mgk(args(std::move(extra)), env(scenario), 300);
   }
@@ -80,16 +86,12 @@ TEST_F(ScriptedEval, AMismatchIsExitOneNamingOutputRankAndIndex) {
 // size fails and the second would pass. Without --keep-going the evaluation stops at tiny;
 // with it, small is checked too, and the verdict is still incorrect.
 TEST_F(ScriptedEval, KeepGoingChecksTheSizesAfterAFailingOne) {
-  auto sizes_tiny_small = [](std::vector<std::string> a) {
-    *std::find(a.begin(), a.end(), "small") = "tiny,small";
-    return a;
-  };
-  CliResult stop = run_mgk(sizes_tiny_small(args()), env("incorrect"), 300);
+  CliResult stop = run_mgk(args_at("tiny,small"), env("incorrect"), 300);
   EXPECT_EQ(stop.exit_code, 1) << stop.output;
   ASSERT_EQ(stop.json()["sizes"].size(), 1u) << "the first failing size ends the evaluation\n" << stop.output;
   EXPECT_EQ(stop.json()["message"], "incorrect at size tiny: output mismatch") << stop.output;
 
-  CliResult all = run_mgk(sizes_tiny_small(args({"--keep-going"})), env("incorrect"), 300);
+  CliResult all = run_mgk(args_at("tiny,small", {"--keep-going"}), env("incorrect"), 300);
   EXPECT_EQ(all.exit_code, 1) << all.output;
   const auto j = all.json();
   ASSERT_EQ(j["sizes"].size(), 2u) << all.output;
@@ -102,9 +104,7 @@ TEST_F(ScriptedEval, KeepGoingChecksTheSizesAfterAFailingOne) {
   EXPECT_TRUE(j["sizes"][1]["candidate"].is_null()) << "a size after a failing one is checked, not timed\n" << all.output;
 
   // Every size failing: each is named.
-  std::vector<std::string> three = args({"--keep-going"});
-  *std::find(three.begin(), three.end(), "small") = "tiny,small,medium";
-  CliResult every = run_mgk(three, env("alwaysincorrect"), 300);
+  CliResult every = run_mgk(args_at("tiny,small,medium", {"--keep-going"}), env("alwaysincorrect"), 300);
   EXPECT_EQ(every.exit_code, 1) << every.output;
   EXPECT_EQ(every.json()["sizes"].size(), 3u) << every.output;
   EXPECT_EQ(every.json()["message"], "incorrect at size tiny: output mismatch; incorrect too at small, medium") << every.output;
@@ -113,9 +113,7 @@ TEST_F(ScriptedEval, KeepGoingChecksTheSizesAfterAFailingOne) {
 // A hang at a later size does not undo an earlier size's failure: still incorrect (exit 1, as
 // without the flag), the hang said after it.
 TEST_F(ScriptedEval, KeepGoingIntoAHangIsStillIncorrect) {
-  std::vector<std::string> a = args({"--keep-going"});
-  *std::find(a.begin(), a.end(), "small") = "tiny,small";
-  CliResult r = run_mgk(a, env("incorrectthenhang"), 300);
+  CliResult r = run_mgk(args_at("tiny,small", {"--keep-going"}), env("incorrectthenhang"), 300);
   EXPECT_EQ(r.exit_code, 1) << r.output;
   const auto j = r.json();
   EXPECT_EQ(j["verdict"], "incorrect") << r.output;
