@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/versions.h"
+#include "common/interrupt.h"
 #include "common/log.h"
 
 namespace mgk::cli {
@@ -65,6 +66,7 @@ ExitCode show_calibrations(const CalibrateArgs& a, const Globals& g) {
 
 ExitCode run_calibrate(const CalibrateArgs& a, const Globals& g) {
   if (a.show) return show_calibrations(a, g);
+  install_interrupt_handler();  // Ctrl-C stops the probe or the calibration run with it: exit 130
   eval::MachineInfo m = eval::probe_machine();
   if (m.gpus.empty()) throw Error("no GPU visible (" + m.error + "): nothing to calibrate");
   auto store = open_store(g);

@@ -9,7 +9,7 @@
 #include "cli/options.h"
 #include "cli/versions.h"
 #include "common/env.h"
-#include "common/env.h"
+#include "common/interrupt.h"
 #include "process/run.h"
 #include "eval/compile.h"
 #include "eval/machine.h"
@@ -59,11 +59,14 @@ std::string version_line(const std::string& out) {
 }
 
 ExitCode run_doctor(const Globals& g, bool json) {
+  install_interrupt_handler();  // Ctrl-C stops a slow nvcc or GPU probe with it: exit 130
   Doctor d;
   try {
     auto r = process::run_tool({eval::nvcc_path(), "--version"}, std::chrono::seconds(30));
     if (r.exit_code == 0) d.ok("nvcc: " + eval::nvcc_path() + " (" + version_line(r.output) + ")");
     else d.fail("nvcc: " + eval::nvcc_path() + " does not run", "install the CUDA toolkit or set MGK_NVCC");
+  } catch (const Interrupted&) {
+    throw;
   } catch (const Error& e) {
     d.fail("nvcc: not found (" + std::string(e.what()) + ")", "install the CUDA toolkit (/usr/local/cuda/bin/nvcc) or set MGK_NVCC");
   }

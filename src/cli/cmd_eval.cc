@@ -9,6 +9,7 @@
 #include "cli/progress_line.h"
 #include "common/file.h"
 #include "common/hash.h"
+#include "common/interrupt.h"
 #include "common/log.h"
 #include "eval/evaluate.h"
 #include "eval/report.h"
@@ -73,6 +74,7 @@ ExitCode run_eval(const EvalArgs& a, const Globals& g) {
   o.defines = a.defines;
   o.nvcc_flags = a.nvcc_flags;
   o.work_dir = a.work_dir;
+  install_interrupt_handler();  // from here on Ctrl-C is exit 130 with nothing left running, the probe too
   eval::MachineInfo machine;
   if (!a.compile_only) {
     machine = eval::probe_machine();

@@ -141,6 +141,7 @@ ExitCode run_generate(const GenerateArgs& a, const Globals& g) {
   if (turns == 0) turns = agent::default_turns(agent_mode);
   const agent::PromptLibrary prompts = agent::PromptLibrary::load_default();
   const llm::Config llm_config = llm::load_config();
+  install_interrupt_handler();  // Ctrl-C from the GPU probe on: exit 130, nothing left running
   const eval::MachineInfo machine = eval::probe_machine();
   const std::vector<int> gpus = rank_gpus_for(given_gpus, world, machine, a.compile_only);
   const bool shared = eval::ranks_share_gpu(gpus);
@@ -193,7 +194,6 @@ ExitCode run_generate(const GenerateArgs& a, const Globals& g) {
 
   if (run_id == 0)
     run_id = store.begin_run({"generate", model, {{"problem", problem}, {"mode", mode}, {"world", world}}});
-  install_interrupt_handler();
   const std::atomic<bool>& interrupt = interrupt_flag();
   agent::Agent session(std::move(setup), {provider.get(), &judge, &store, &prompts, &interrupt});
   const bool priced = provider->price().has_value();

@@ -55,12 +55,15 @@ process::ProcessResult run_nvcc(const std::vector<std::string>& argv, const fs::
 std::string nvcc_version() {
   static std::once_flag once;
   static std::string v;
-  std::call_once(once, [] {
+  std::call_once(once, [] {  // a throw leaves `once` unset: the next call asks again
+    process::ProcessResult p;
     try {
-      v = run_nvcc({nvcc_path(), "--version"}, fs::temp_directory_path()).output;
+      p = run_nvcc({nvcc_path(), "--version"}, fs::temp_directory_path());
     } catch (const Error&) {
-      v = "";
+      return;  // nvcc cannot start: the compile that follows says so
     }
+    if (p.cancelled) throw Interrupted();  // not "": that would key this process's builds wrongly
+    v = p.output;
   });
   return v;
 }

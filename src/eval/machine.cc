@@ -4,6 +4,7 @@
 
 #include "common/env.h"
 #include "common/error.h"
+#include "common/interrupt.h"
 #include "process/run.h"
 
 namespace mgk::eval {
@@ -50,6 +51,8 @@ MachineInfo probe_machine() {
   process::ProcessResult r;
   try {
     r = process::run_tool({harness_path().string(), "probe"}, std::chrono::seconds(60));
+  } catch (const Interrupted&) {
+    throw;
   } catch (const Error& e) {
     m.error = e.what();
     return m;

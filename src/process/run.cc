@@ -135,7 +135,9 @@ ProcessResult run_tool(const std::vector<std::string>& argv, std::chrono::millis
   spec.cancel = &interrupt_flag();
   spec.output_limit = size_t(16) << 20;
   spec.output_keep = size_t(8) << 20;
-  return run(spec);
+  ProcessResult r = run(spec);
+  if (r.cancelled) throw Interrupted();
+  return r;
 }
 
 }  // namespace mgk::process

@@ -50,7 +50,8 @@ ProcessResult run(const RunSpec& spec);
 EnvMap current_environment();
 
 // For the tools mgk drives itself: `argv` with this process's environment (plus `extra_env`
-// on top), output kept whole up to 16 MiB, killed after `timeout`; Ctrl-C cancels it.
+// on top), output kept whole up to 16 MiB, killed after `timeout`. Ctrl-C kills it and
+// throws mgk::Interrupted: a cancelled tool's empty output must never be read as its answer.
 ProcessResult run_tool(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
                        const std::filesystem::path& cwd = {}, const EnvMap& extra_env = {});
 

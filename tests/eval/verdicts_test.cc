@@ -2,16 +2,19 @@
 // and exit codes, with scripted rank processes (tests/fakes/) in place of the GPU ones and
 // real nvcc compiling the reference and a plain candidate. Each scenario ends in the verdict
 // and the exit code the README's table gives.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <thread>
 
 #include <gtest/gtest.h>
 
+#include "common/file.h"
 #include "process/run.h"
 #include "support/fakes.h"
 #include "support/mgk_cli.h"
@@ -49,6 +52,36 @@ class ScriptedEval : public ::testing::Test {
   }
   CliResult eval(const std::string& scenario, std::vector<std::string> extra = {}) {
     return run_mgk(args(std::move(extra)), env(scenario), 300);
+  }
+  // `mgk ARGS` started in the background with `scenario`'s rank processes.
+  process::Child spawn_mgk(const std::vector<std::string>& mgk_args, const std::string& scenario) {
+    process::SpawnSpec s;
+    s.argv = {mgk_binary().string()};
+    s.argv.insert(s.argv.end(), mgk_args.begin(), mgk_args.end());
+    s.env = process::current_environment();
+    for (auto& [k, v] : env(scenario)) s.env[k] = v;
+    s.output_fd = ::open(said_path().c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    process::Child c = process::spawn(s);
+    ::close(s.output_fd);
+    return c;
+  }
+  // What the spawned mgk printed (stdout and stderr).
+  std::string said() const { return read_file(said_path()); }
+  std::filesystem::path said_path() const { return bin_.path() / "mgk.out"; }
+  // Polls `ready` until it holds (true) or `c` ends or two minutes pass (false).
+  static bool wait_until(process::Child& c, const std::function<bool()>& ready) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+    while (std::chrono::steady_clock::now() < deadline && !c.ended()) {
+      if (ready()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  }
+  // How many running processes have a command line starting with a path ending in `name`.
+  static int processes_named(const std::string& name) {
+    auto r = process::run_tool({"sh", "-c", "ps -eo args | grep -c -- '^[^ ]*" + name + "' || true"},
+                               std::chrono::seconds(10));
+    return std::stoi(r.output);
   }
   TempDir bin_{"mgk-fakes"};
 };
@@ -185,20 +218,34 @@ TEST_F(ScriptedEval, ATimeUnderTheFloorIsNotCreditedAsASpeedup) {
   expect_message(r, "NOT CREDIBLE at small");
 }
 
+// Ctrl-C while the candidate hangs in its first trial. The test waits for the hang itself
+// (the scripted harness says so in its rank log), not a fixed time: on a loaded machine a
+// fixed sleep lands in the compile or the rank start instead.
 TEST_F(ScriptedEval, CtrlCIsExit130AndLeavesNoRankBehind) {
-  std::vector<std::string> argv = {mgk_binary().string()};
-  for (auto& a : args({}, "60")) argv.push_back(a);
-  process::SpawnSpec s;
-  s.argv = argv;
-  s.env = process::current_environment();
-  for (auto& [k, v] : env("hang")) s.env[k] = v;
-  s.capture_output = true;
-  process::Child c = process::spawn(s);
-  std::this_thread::sleep_for(std::chrono::seconds(6));  // compiled (cached) and hanging in the first trial
+  TempDir work("mgk-ctrlc-work");
+  process::Child c = spawn_mgk(args({"--work-dir", work.path().string()}, "60"), "hang");
+  const auto log = work.path() / "rank0.log";
+  ASSERT_TRUE(wait_until(c, [&] {
+    return std::filesystem::exists(log) && read_file(log).find("hanging in the candidate's first trial") != std::string::npos;
+  })) << "the evaluation ended or never reached the hang";
   ::kill(c.pid(), SIGINT);
-  int status = c.wait();
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 130);
+  const int status = c.wait();
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 130) << said();
+  EXPECT_EQ(processes_named("scripted-harness-hang"), 0) << "a rank process outlived mgk";
+}
+
+// Ctrl-C while mgk asks the harness which GPUs there are (the first thing `mgk eval` does):
+// exit 130, not "no GPU visible" read off the cancelled probe, and the probe is not left running.
+TEST_F(ScriptedEval, CtrlCDuringTheGpuProbeIsExit130AndLeavesNoProbeBehind) {
+  process::Child c = spawn_mgk(args(), "slowprobe");
+  ASSERT_TRUE(wait_until(c, [&] { return processes_named("scripted-harness-slowprobe probe") > 0; }))
+      << "mgk ended before it probed";
+  ::kill(c.pid(), SIGINT);
+  const int status = c.wait();
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status) << ": no handler while probing";
+  EXPECT_EQ(WEXITSTATUS(status), 130) << said();
+  EXPECT_EQ(processes_named("scripted-harness-slowprobe"), 0) << "the probe outlived mgk";
 }
 
 // Ctrl-C in the middle of nvcc: exit 130, no compiler process left running, no half-built

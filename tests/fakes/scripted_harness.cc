@@ -13,7 +13,8 @@
 //   diesmidrun     the harness process exits during the candidate's first trial
 //   diesbeforeconnect  exits before it connects
 //   belowfloor     like correct, but the candidate's calls take 1 us: under the floor
-//   nogpu / badprobe / probefails: what `probe` answers (no GPU / garbage / exit 3)
+//   nogpu / badprobe / probefails / slowprobe: what `probe` does (no GPU / garbage / exit 3 /
+//                  no answer for two minutes)
 #include <unistd.h>
 
 #include <cmath>
@@ -49,6 +50,7 @@ int probe(const std::string& s) {
   if (s == "nogpu") return std::puts(R"({"gpus":[],"no_gpu":"scripted: no GPU here"})"), 0;
   if (s == "badprobe") return std::puts("this is not JSON"), 0;
   if (s == "probefails") return std::fputs("scripted probe failure\n", stderr), 3;
+  if (s == "slowprobe") sleep(120);
   std::puts(R"({"cuda_driver_version":13000,"cuda_runtime_version":13000,"nccl_version":22803,)"
             R"("gpus":[{"index":0,"name":"Scripted GPU","sms":132,"memory_bytes":150000000000,"l2_bytes":62914560,"cc":"9.0"},)"
             R"({"index":1,"name":"Scripted GPU","sms":132,"memory_bytes":150000000000,"l2_bytes":62914560,"cc":"9.0"}],)"
@@ -108,6 +110,8 @@ class Scripted {
       m.numel = 100;  // got: NaN
       r.verdict = wire::Verdict{false, wire::FailureKind::kMismatch, "output mismatch", m};
     } else if (candidate && s_ == "hang") {
+      std::fputs("scripted harness: hanging in the candidate's first trial\n", stderr);  // tests wait for it
+      std::fflush(stderr);
       for (;;) pause();
     } else if (candidate && s_ == "crash") {
       to_candidate(wire::cand::Call{0, true});  // the scripted candidate aborts
