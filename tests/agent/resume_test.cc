@@ -131,7 +131,8 @@ TEST_F(AgentTest, CtrlCDuringAModelCallEndsItAtOnceAndResumeAsksAgain) {
   server_.push(test::ScriptedResponse::hang());
   auto p = provider("openai:gpt-test");
   std::thread ctrl_c([this] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    while (server_.request_count() < 1) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the call is waiting on the model
     interrupt_ = true;
   });
   auto started = std::chrono::steady_clock::now();
