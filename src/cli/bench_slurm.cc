@@ -72,7 +72,8 @@ void submit_new_run(store::Store& store, int64_t run_id, const std::string& api_
     job = bench::submit_array(r.folder, bench::every_task(r.slurm), r.slurm.array_parallelism, {}, {});
   } catch (const Error& e) {
     throw Error(std::string(e.what()) + " (run " + id + " is stored: 'mgk bench --resume " + id +
-                "' or the same command submits it once sbatch takes it)");
+                    "' or the same command submits it once sbatch takes it)",
+                e.code());  // Ctrl-C during sbatch stays exit 130
   }
   record_job(store, r, job);
   std::cout << "run " << id << " (" << title_of(r.spec) << ") submitted to Slurm as job " << job << ": "
