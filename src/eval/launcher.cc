@@ -141,11 +141,14 @@ void RankGroup::start(const GroupSpec& spec) {
     Fd log{open_log(rk.candidate_log)};
     process::SpawnSpec s;
     s.env = runner::scrubbed_environment(parent, {}, scratch, runner::EnvPolicy::kCandidate);
+    // The runner by its real path: a symlink to it (an install, a test's fake) may point into
+    // a folder the sandbox hides, /tmp above all, and exec would then find nothing.
+    const fs::path runner_binary = fs::canonical(*spec.candidate);
     std::vector<fs::path> reads = spec.candidate_reads;
-    reads.push_back(spec.candidate->parent_path());
+    reads.push_back(runner_binary.parent_path());
     const runner::SandboxLayout layout = runner::layout_hiding_home(scratch, parent, s.env, reads);
     runner::Sandbox sandbox(how, layout);
-    s.argv = sandbox.command({spec.candidate->string(), "--fd", std::to_string(pair[1].fd)});
+    s.argv = sandbox.command({runner_binary.string(), "--fd", std::to_string(pair[1].fd)});
     s.hook = sandbox.hook();
     s.working_dir = scratch;
     s.limits.file_size_bytes = uint64_t(1) << 30;

@@ -103,6 +103,20 @@ TEST_F(ScriptedEval, CorrectIsExitZeroWithSpeedupAndFloor) {
   EXPECT_EQ(j["kernel_hash"].get<std::string>().size(), 64u);
 }
 
+// The candidate runner through a symlink into /tmp, which the sandbox replaces with an empty
+// tmpfs (a build or a fake there, as with a checkout under /tmp): it still starts.
+TEST_F(ScriptedEval, ACandidateRunnerSymlinkedIntoTmpStillStartsInItsSandbox) {
+  TempDir real("mgk-runner-real");
+  const auto runner = real.path() / "scripted-candidate";
+  std::filesystem::copy_file(build_dir() / "fakes" / "scripted-candidate", runner);
+  auto vars = env("correct");
+  vars["MGK_CANDIDATE"] = (bin_.path() / "runner-link").string();
+  std::filesystem::create_symlink(runner, vars["MGK_CANDIDATE"]);
+  CliResult r = run_mgk(args(), vars, 300);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  expect_verdict(r, "correct");
+}
+
 TEST_F(ScriptedEval, AMismatchIsExitOneNamingOutputRankAndIndex) {
   CliResult r = eval("incorrect");
   EXPECT_EQ(r.exit_code, 1) << r.output;
