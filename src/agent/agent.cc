@@ -148,12 +148,13 @@ void Agent::prepare_sandbox() {
 AttemptOutcome Agent::run() {
   started_ = now_s();
   // What was finished is stored; on an error the attempt is marked failed so that history
-  // says so, and the error travels on (with context when it is ours).
-  auto mark_failed = [this] {
+  // says so, and the error travels on (with context when it is ours). Ctrl-C leaves it
+  // interrupted: nothing about it failed, and a resumed run continues it.
+  auto mark = [this](store::Status status, const std::string& reason) {
     try {
-      deps_.store->finish_attempt(attempt_id_, {store::Status::kFailed, "error", best_hash_});
+      deps_.store->finish_attempt(attempt_id_, {status, reason, best_hash_});
     } catch (const std::exception& secondary) {
-      log::warning(std::string("could not mark the attempt failed: ") + secondary.what());
+      log::warning("could not record how the attempt ended (" + reason + "): " + secondary.what());
     }
   };
   try {
@@ -163,12 +164,15 @@ AttemptOutcome Agent::run() {
       step();
       if (exit_) return finish(*exit_);
     }
+  } catch (const Interrupted&) {
+    mark(status_of(ExitReason::kInterrupted), to_string(ExitReason::kInterrupted));
+    throw;
   } catch (Error& e) {
-    mark_failed();
+    mark(store::Status::kFailed, "error");
     e.with_context("in attempt " + std::to_string(attempt_id_) + " (" + setup_.problem + ")");
     throw;
   } catch (const std::exception&) {
-    mark_failed();
+    mark(store::Status::kFailed, "error");
     throw;
   }
 }
@@ -308,16 +312,21 @@ Agent::StepResult Agent::execute_shell(const std::string& reply_text) {
 
 eval::EvalResult Agent::judge_kernel(const fs::path& file, const std::string& hash, int index) {
   eval::EvalResult result;
-  try {
-    result = deps_.judge->judge(file);
-  } catch (const Error& e) {
-    // The judge could not work (Ctrl-C included): an infrastructure verdict, recorded like
-    // any other, so the turn that paid for the kernel is kept.
+  // The judge could not work (Ctrl-C included): an infrastructure verdict, recorded like any
+  // other, so the turn that paid for the kernel is kept; the next turn sees the flag.
+  auto could_not_judge = [&](const char* why) {
     result = eval::EvalResult{};
     result.verdict = eval::Verdict::kInfrastructure;
-    result.message = e.what();
+    result.message = why;
     result.problem = setup_.problem;
     result.world_size = setup_.world_size;
+  };
+  try {
+    result = deps_.judge->judge(file);
+  } catch (const Interrupted& e) {
+    could_not_judge(e.what());
+  } catch (const Error& e) {
+    could_not_judge(e.what());
   }
   store::EvaluationRecord e = store::EvaluationRecord::from_result(result.to_json(), hash);
   e.attempt_id = attempt_id_;

@@ -6,7 +6,6 @@
 #include "bench/pooled_judge.h"
 #include "common/env.h"
 #include "common/error.h"
-#include "common/interrupt.h"
 
 namespace mgk::bench {
 namespace {
@@ -85,21 +84,11 @@ int64_t AttemptRunner::run(const WorkItem& item, const AttemptHooks& hooks) cons
       if (hooks.status) hooks.status("");
     }
   } idle{hooks};
-  try {
-    agent::AttemptOutcome out = item.continue_attempt ? session.resume(*item.continue_attempt)
-                                                      : session.start(run_id_);
-    return out.attempt_id;
-  } catch (const Interrupted&) {
-    // Ctrl-C inside an evaluation: the agent marked the attempt failed, but nothing about
-    // it failed; left interrupted, a resumed run continues it.
-    if (int64_t id = session.attempt_id()) {
-      auto a = deps_.store->attempt(id);
-      const agent::ExitReason interrupted = agent::ExitReason::kInterrupted;
-      deps_.store->finish_attempt(id, {agent::status_of(interrupted), agent::to_string(interrupted),
-                                       a ? a->best_kernel_hash : std::nullopt});
-    }
-    throw;
-  }
+  // Ctrl-C inside the attempt throws Interrupted on: the agent has left the attempt
+  // interrupted, for a resumed run to continue.
+  agent::AttemptOutcome out = item.continue_attempt ? session.resume(*item.continue_attempt)
+                                                    : session.start(run_id_);
+  return out.attempt_id;
 }
 
 }  // namespace mgk::bench

@@ -6,7 +6,6 @@
 #include "bench/work_list.h"
 #include "common/error.h"
 #include "common/format.h"
-#include "common/interrupt.h"
 #include "process/run.h"
 #include "store/store.h"
 
@@ -24,8 +23,6 @@ std::string said(const process::ProcessResult& r) {
 process::ProcessResult slurm(const std::vector<std::string>& argv) {
   try {
     return process::run_tool(argv, kSlurmTimeout);
-  } catch (const Interrupted&) {
-    throw;
   } catch (const Error& e) {
     throw Error("cannot run " + argv[0] + " (" + e.what() +
                 "): --executor slurm needs the Slurm client commands, as a cluster's login node has them");

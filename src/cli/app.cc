@@ -5,6 +5,8 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "common/error.h"
+#include "common/interrupt.h"
 #include "common/log.h"
 
 namespace mgk::cli {
@@ -30,6 +32,9 @@ int run(int argc, char** argv) {
       return int(ExitCode::kUsage);
     }
     return app.exit(e);  // --help, --version
+  } catch (const Interrupted& e) {
+    log::error(e.what());
+    return int(ExitCode::kInterrupted);
   } catch (const Error& e) {
     log::error(e.what());
     if (globals.verbose)

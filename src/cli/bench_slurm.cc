@@ -7,6 +7,8 @@
 #include "common/env.h"
 #include "common/error.h"
 #include "common/format.h"
+#include "common/interrupt.h"
+#include "common/log.h"
 #include "report/table.h"
 #include "tune/best_kernel.h"
 
@@ -67,13 +69,16 @@ void submit_new_run(store::Store& store, int64_t run_id, const std::string& api_
   tune::write_file_atomically(r.folder.run_file(), run_file_json(r).dump(2) + "\n");
   tune::write_file_atomically(r.folder.script(), script_for(r.slurm, r.folder, r.id, r.spec, api_key_env));
   const std::string id = std::to_string(run_id);
+  const std::string stored = "run " + id + " is stored: 'mgk bench --resume " + id +
+                             "' or the same command submits it once sbatch takes it";
   std::string job;
   try {
     job = bench::submit_array(r.folder, bench::every_task(r.slurm), r.slurm.array_parallelism, {}, {});
+  } catch (const Interrupted&) {
+    log::info(stored);
+    throw;
   } catch (const Error& e) {
-    throw Error(std::string(e.what()) + " (run " + id + " is stored: 'mgk bench --resume " + id +
-                    "' or the same command submits it once sbatch takes it)",
-                e.code());  // Ctrl-C during sbatch stays exit 130
+    throw Error(std::string(e.what()) + " (" + stored + ")", e.code());
   }
   record_job(store, r, job);
   std::cout << "run " << id << " (" << title_of(r.spec) << ") submitted to Slurm as job " << job << ": "

@@ -65,8 +65,6 @@ ExitCode run_doctor(const Globals& g, bool json) {
     auto r = process::run_tool({eval::nvcc_path(), "--version"}, std::chrono::seconds(30));
     if (r.exit_code == 0) d.ok("nvcc: " + eval::nvcc_path() + " (" + version_line(r.output) + ")");
     else d.fail("nvcc: " + eval::nvcc_path() + " does not run", "install the CUDA toolkit or set MGK_NVCC");
-  } catch (const Interrupted&) {
-    throw;
   } catch (const Error& e) {
     d.fail("nvcc: not found (" + std::string(e.what()) + ")", "install the CUDA toolkit (/usr/local/cuda/bin/nvcc) or set MGK_NVCC");
   }

@@ -115,10 +115,11 @@ ExitCode run_tune(const TuneArgs& a, const Globals& g) {
   tune::KernelTuneResult result;
   try {
     result = tune::tune_kernel(request, cache);
+  } catch (const Interrupted& e) {
+    store.finish_run(run_id, store::Status::kInterrupted, {{"error", e.what()}});
+    throw;
   } catch (const Error& e) {
-    store.finish_run(run_id, e.code() == ExitCode::kInterrupted ? store::Status::kInterrupted
-                                                                : store::Status::kFailed,
-                     {{"error", e.what()}});
+    store.finish_run(run_id, store::Status::kFailed, {{"error", e.what()}});
     throw;
   }
   const tune::TuneReport& r = result.report;

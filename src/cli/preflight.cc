@@ -6,7 +6,6 @@
 #include <sstream>
 
 #include "common/error.h"
-#include "common/interrupt.h"
 #include "process/run.h"
 #include "eval/compile.h"
 
@@ -30,8 +29,6 @@ void preflight(const std::vector<problems::Spec>& specs, const eval::MachineInfo
   process::ProcessResult version;
   try {
     version = process::run_tool({nvcc, "--version"}, std::chrono::seconds(60));
-  } catch (const Interrupted&) {
-    throw;
   } catch (const Error& e) {
     throw Error("nvcc cannot be run (" + std::string(e.what()) +
                 "): install the CUDA toolkit, or set MGK_NVCC to its nvcc");

@@ -3,8 +3,6 @@
 #pragma once
 #include <atomic>
 
-#include "common/error.h"
-
 namespace mgk {
 
 // Installs SIGINT/SIGTERM handlers that set the flag (idempotent). A second Ctrl-C while
@@ -14,8 +12,13 @@ bool interrupted();
 const std::atomic<bool>& interrupt_flag();  // for code that polls (the agent's runner)
 void clear_interrupt();  // for tests
 
-struct Interrupted : Error {
-  Interrupted() : Error("interrupted", ExitCode::kInterrupted) {}
+// Ctrl-C unwinding the stack. Deliberately neither an mgk::Error nor a std::exception (as
+// boost::thread_interrupted is not): the many `catch (const Error&)` that turn a failure into
+// a verdict, a warning or a retry must not turn Ctrl-C into one. Whoever has something to
+// record on the way out (the agent, the tuner, bench's workers) catches it by name; the CLI
+// turns it into exit 130.
+struct Interrupted {
+  const char* what() const noexcept { return "interrupted"; }
 };
 
 // Throws Interrupted when the flag is set.

@@ -4,7 +4,6 @@
 
 #include "common/env.h"
 #include "common/error.h"
-#include "common/interrupt.h"
 #include "process/run.h"
 
 namespace mgk::eval {
@@ -51,8 +50,6 @@ MachineInfo probe_machine() {
   process::ProcessResult r;
   try {
     r = process::run_tool({harness_path().string(), "probe"}, std::chrono::seconds(60));
-  } catch (const Interrupted&) {
-    throw;
   } catch (const Error& e) {
     m.error = e.what();
     return m;

@@ -5,7 +5,6 @@
 
 #include "common/error.h"
 #include "common/format.h"
-#include "common/interrupt.h"
 #include "problems/catalog.h"
 
 namespace mgk::tune {
@@ -169,8 +168,6 @@ Measurement EvalObjective::measure(const Config& config) {
     return m;
   } catch (const UsageError&) {
     throw;  // bad options: no configuration would fare better
-  } catch (const Interrupted&) {
-    throw;  // Ctrl-C: the tuner stops
   } catch (const Error& e) {
     Measurement m;
     m.status = TrialStatus::kError;

@@ -2,13 +2,17 @@
 // without Slurm (tests/slurm/ runs the real one).
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
+#include <thread>
 
 #include "bench/slurm_executor.h"
 #include "bench/slurm_job.h"
 #include "bench/work_list.h"
 #include "common/error.h"
+#include "common/interrupt.h"
 #include "store/store.h"
 #include "support/test_paths.h"
 
@@ -73,6 +77,33 @@ TEST(SlurmExecutor, SchedulerStatesComeFromTheNewestJobThatRanEachTask) {
   const std::map<int, std::string> expected = {{0, "COMPLETED"}, {1, "RUNNING"}, {2, "PENDING"}};
   EXPECT_EQ(s, expected);
   EXPECT_TRUE(parse_scheduler_states({"12"}, "slurm_load_jobs error: Invalid job id specified\n", "").empty());
+}
+
+// sacct's silence is no error (a cluster without accounting), but Ctrl-C while it runs is not
+// silence: it once came back as "no states" because Interrupted was an Error the
+// silence-tolerant catch took.
+TEST(SlurmExecutor, CtrlCWhileSacctRunsIsNotReadAsSacctsSilence) {
+  test::TempDir dir("mgk-slurm-clients");
+  auto write_tool = [&](const std::string& name, const std::string& body) {
+    std::ofstream(dir.path() / name) << "#!/bin/sh\n" << body << "\n";
+    std::filesystem::permissions(dir.path() / name, std::filesystem::perms::owner_all);
+  };
+  write_tool("squeue", "echo '15|1|RUNNING'");
+  write_tool("sacct", "sleep 30");
+  const std::string path = std::getenv("PATH");
+  setenv("PATH", (dir.path().string() + ":" + path).c_str(), 1);
+  install_interrupt_handler();
+  std::thread ctrl_c([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    std::raise(SIGINT);
+  });
+  EXPECT_THROW(scheduler_states({"15"}), Interrupted);
+  ctrl_c.join();
+  clear_interrupt();
+  write_tool("sacct", "exit 1");
+  const std::map<int, std::string> squeue_only = {{1, "RUNNING"}};
+  EXPECT_EQ(scheduler_states({"15"}), squeue_only) << "a failing sacct is still silence";
+  setenv("PATH", path.c_str(), 1);
 }
 
 TEST(SlurmExecutor, ATaskIsDoneByItsShardElseAsSlurmSaysElseFailed) {
