@@ -84,8 +84,10 @@ class CandidateProcess : public mgk::sandbox::SolutionHost {
     rank_ = m.rank;
     world_ = m.world;
     cudaDeviceProp prop;
-    if (cudaSetDevice(device_) != cudaSuccess || cudaGetDeviceProperties(&prop, device_) != cudaSuccess)
-      throw std::runtime_error("cannot use GPU " + std::to_string(device_));
+    cudaError_t e = cudaSetDevice(device_);
+    if (e == cudaSuccess) e = cudaGetDeviceProperties(&prop, device_);
+    if (e != cudaSuccess)  // "out of memory" here: the GPU is too full for one more context
+      throw std::runtime_error("cannot use GPU " + std::to_string(device_) + " (" + cudaGetErrorString(e) + ")");
     l2_bytes_ = size_t(prop.l2CacheSize);
     r.gpu = prop.name;
     r.sms = prop.multiProcessorCount;

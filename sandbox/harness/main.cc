@@ -87,8 +87,10 @@ class Rank {
   }
   bool on(const wire::Init& m, wire::Reply& r) {
     cudaDeviceProp prop;
-    if (cudaSetDevice(info_.device) != cudaSuccess || cudaGetDeviceProperties(&prop, info_.device) != cudaSuccess)
-      throw std::runtime_error("cannot use GPU " + std::to_string(info_.device));
+    cudaError_t e = cudaSetDevice(info_.device);
+    if (e == cudaSuccess) e = cudaGetDeviceProperties(&prop, info_.device);
+    if (e != cudaSuccess)  // "out of memory" here: the GPU is too full for one more context
+      throw std::runtime_error("cannot use GPU " + std::to_string(info_.device) + " (" + cudaGetErrorString(e) + ")");
     info_.num_sms = prop.multiProcessorCount;
     info_.l2_bytes = size_t(prop.l2CacheSize);
     if (m.nccl_id) {  // absent when ranks share a GPU: only the candidate runs

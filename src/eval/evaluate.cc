@@ -310,6 +310,13 @@ EvalResult evaluate(const EvalOptions& o) {
     fs::copy_file(ref.library, cand_lib, fs::copy_options::overwrite_existing);
   }
   const double timeout = o.timeout_seconds;
+  // Until the candidate's library is loaded nothing of its code has run: a rank failing or
+  // hanging before then (a GPU too full for another CUDA context, NCCL) is the machine's or
+  // mgk's, and must not be scored against the kernel.
+  bool candidate_code_ran = false;
+  auto before_candidate = [&](const std::string& what) {
+    return what + " (before the candidate's code was loaded: the machine or mgk failed, not the kernel)";
+  };
   try {
     GroupSpec gs{harness_path(), std::nullopt, res.gpus, work, {}};
     if (!o.kernel_is_reference) {
@@ -325,6 +332,7 @@ EvalResult evaluate(const EvalOptions& o) {
       wire::Reply id = group.command_one(0, wire::NcclId{}, "NCCL id", 60);
       group.command({wire::Init{id.nccl_id}}, "init (CUDA context, NCCL communicator)", std::max(timeout, 120.0));
     }
+    candidate_code_ran = true;  // loading runs its static initialisers
     group.command({wire::Load{ref.library.string(), cand_lib.string(), o.kernel_is_reference}}, "loading the kernels",
                   std::max(timeout, 60.0));
     bool failed_before = false;  // --keep-going: a later size is checked, not timed
@@ -343,12 +351,14 @@ EvalResult evaluate(const EvalOptions& o) {
       if (!sr.correct && !o.keep_going) break;
     }
   } catch (const HangError& e) {
-    end_early(res, Verdict::kTimeout, e.what(), e.phase, o.keep_going);
+    if (candidate_code_ran) end_early(res, Verdict::kTimeout, e.what(), e.phase, o.keep_going);
+    else end_early(res, Verdict::kInfrastructure, before_candidate(e.what()), e.phase, o.keep_going);
     res.wall_seconds = seconds_since(t0);
     return res;
   } catch (const RankError& e) {
     const bool candidate_fault = e.who == Who::kCandidate && e.fault != RankFault::kHarness;
-    end_early(res, candidate_fault ? Verdict::kRuntimeError : Verdict::kInfrastructure, e.what(), e.phase, o.keep_going);
+    if (!candidate_code_ran) end_early(res, Verdict::kInfrastructure, before_candidate(e.what()), e.phase, o.keep_going);
+    else end_early(res, candidate_fault ? Verdict::kRuntimeError : Verdict::kInfrastructure, e.what(), e.phase, o.keep_going);
     res.wall_seconds = seconds_since(t0);
     return res;
   }

@@ -13,7 +13,7 @@ enum class Verdict {
   kCorrect,        // compiled, every trial of every size matched, timed
   kIncorrect,      // ran, but an output mismatched, an input was modified, NaN, ...
   kCompileError,   // nvcc failed
-  kRuntimeError,   // a rank failed (CUDA error, setup/run returned non-zero, crashed)
+  kRuntimeError,   // a rank failed once the kernel was loaded (CUDA error, setup/run returned non-zero, crashed)
   kTimeout,        // the watchdog killed a hang
   kInfrastructure, // mgk, the machine or the reference failed: says nothing of the kernel
   kCompiled        // --compile-only: compiled, not run

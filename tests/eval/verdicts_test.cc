@@ -220,6 +220,18 @@ TEST_F(ScriptedEval, ARankThatDiesBeforeConnectingIsNoticedAtOnce) {
   EXPECT_LT(secs, 30) << "waited out the accept instead of noticing the exit";
 }
 
+// The candidate process fails its CUDA context before the candidate's library is loaded (as
+// on a GPU crowded with other evaluations): the real harness reports that as the candidate
+// process's failure, and it was scored as the kernel's runtime_error.
+TEST_F(ScriptedEval, ARankThatCannotMakeItsContextBeforeTheKernelLoadsIsInfrastructure) {
+  CliResult r = eval("initfails");
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  expect_verdict(r, "infrastructure");
+  expect_message(r, "rank 1: cannot use GPU 0 (out of memory)");
+  expect_message(r, "before the candidate's code was loaded");
+  EXPECT_EQ(r.json()["phase"], "init (CUDA context, NCCL communicator)") << r.output;
+}
+
 TEST_F(ScriptedEval, ATimeUnderTheFloorIsNotCreditedAsASpeedup) {
   CliResult r = eval("belowfloor");
   EXPECT_EQ(r.exit_code, 0) << r.output;

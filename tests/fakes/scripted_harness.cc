@@ -12,6 +12,8 @@
 //   harnessfault   the harness reports its own failure in the candidate's first trial
 //   diesmidrun     the harness process exits during the candidate's first trial
 //   diesbeforeconnect  exits before it connects
+//   initfails      the candidate process cannot make its CUDA context (a GPU too full), as the
+//                  real one reports it: a failure of the candidate process, before its code loads
 //   belowfloor     like correct, but the candidate's calls take 1 us: under the floor
 //   nogpu / badprobe / probefails / slowprobe: what `probe` does (no GPU / garbage / exit 3 /
 //                  no answer for two minutes)
@@ -68,6 +70,7 @@ class Scripted {
     if (std::holds_alternative<wire::Exit>(c)) return false;
     if (auto* i = std::get_if<wire::Init>(&c)) {
       (void)i;
+      if (s_ == "initfails" && rank_ == 1) throw std::runtime_error("cannot use GPU 0 (out of memory)");
       r.gpu = "Scripted GPU";
       r.sms = 132;
       to_candidate(wire::cand::Init{0, rank_, 2});
