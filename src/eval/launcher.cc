@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "common/interrupt.h"
 #include "common/log.h"
@@ -88,12 +89,44 @@ RankGroup::RankGroup(const GroupSpec& spec) {
     if (::poll(&p, 1, 100) > 0) pending.push_back(listener.accept(std::chrono::milliseconds(100)));
   }
   for (auto& c : pending) {
+    const int r = ask_rank(c, deadline);
+    if (r < 0 || r >= world || ranks_[r].channel.valid()) {
+      kill_all();
+      throw Error("a rank process sent a bad hello");
+    }
+    ranks_[r].channel = std::move(c);
+  }
+}
+
+// Which rank a connection is. One that connected and then died or went silent must neither
+// hold mgk past the start's deadline nor escape as a bare protocol error.
+int RankGroup::ask_rank(wire::Channel& c, Clock::time_point deadline) {
+  try {
     wire::send(c, wire::Command{wire::Whoami{}});
+    for (;;) {
+      if (interrupted()) {
+        kill_all();
+        throw Interrupted();
+      }
+      if (Clock::now() > deadline) {
+        kill_all();
+        throw HangError("hang: a rank process connected but did not say which rank it is within 60 s", "start");
+      }
+      pollfd p{c.fd(), POLLIN, 0};
+      if (::poll(&p, 1, 100) > 0) break;
+      check_alive("start");
+    }
     wire::Frame f = wire::receive(c);
     const auto* reply = std::get_if<wire::Reply>(&f.body);
-    int r = reply ? reply->rank : -1;
-    if (r < 0 || r >= world || ranks_[r].channel.valid()) throw Error("a rank process sent a bad hello");
-    ranks_[r].channel = std::move(c);
+    return reply ? reply->rank : -1;
+  } catch (const wire::ClosedError&) {
+    // It is leaving: name it with its exit and last words once its end is seen.
+    for (int i = 0; i < 50; ++i) {
+      check_alive("start");
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    kill_all();
+    throw Error("a rank process closed its connection before saying which rank it is");
   }
 }
 

@@ -6,6 +6,7 @@
 // command that does not finish in time is a hang, reported with the phase each rank was in;
 // a process that dies is noticed at once; either way the whole group is killed.
 #pragma once
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -86,6 +87,7 @@ class RankGroup {
   void handle_request(int rank, const wire::Request& r, std::vector<int>& fds);
   // Throws RankError when a process of the group has ended.
   void check_alive(const std::string& phase);
+  int ask_rank(wire::Channel& c, std::chrono::steady_clock::time_point deadline);
   [[noreturn]] void died(int rank, bool candidate, const std::string& phase);
   std::string where_each_rank_is(const std::vector<bool>& done, const std::string& phase) const;
 

@@ -232,6 +232,26 @@ TEST_F(ScriptedEval, ARankThatCannotMakeItsContextBeforeTheKernelLoadsIsInfrastr
   EXPECT_EQ(r.json()["phase"], "init (CUDA context, NCCL communicator)") << r.output;
 }
 
+// Before this was handled, the first escaped as a bare protocol error ("internal error") and
+// the second held mgk forever.
+TEST_F(ScriptedEval, ARankThatDiesWhenAskedWhichRankItIsIsNamedWithItsLastWords) {
+  CliResult r = eval("diesathello");
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  expect_verdict(r, "infrastructure");
+  expect_message(r, "ended (exit 8) during start");
+  expect_message(r, "leaving instead of saying which rank I am");
+}
+
+TEST_F(ScriptedEval, ARankThatNeverSaysWhichRankItIsEndsAtTheStartDeadline) {
+  const auto t0 = std::chrono::steady_clock::now();
+  CliResult r = eval("silentathello");
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  expect_verdict(r, "infrastructure");
+  expect_message(r, "did not say which rank it is within 60 s");
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(120));
+  EXPECT_EQ(processes_named("scripted-harness-silentathello"), 0) << "a rank process outlived mgk";
+}
+
 TEST_F(ScriptedEval, ATimeUnderTheFloorIsNotCreditedAsASpeedup) {
   CliResult r = eval("belowfloor");
   EXPECT_EQ(r.exit_code, 0) << r.output;

@@ -12,6 +12,7 @@
 //   harnessfault   the harness reports its own failure in the candidate's first trial
 //   diesmidrun     the harness process exits during the candidate's first trial
 //   diesbeforeconnect  exits before it connects
+//   diesathello / silentathello  connects and is asked which rank it is, then exits / never answers
 //   initfails      the candidate process cannot make its CUDA context (a GPU too full), as the
 //                  real one reports it: a failure of the candidate process, before its code loads
 //   belowfloor     like correct, but the candidate's calls take 1 us: under the floor
@@ -161,6 +162,13 @@ int main(int argc, char** argv) {
   const char* cfd = arg(argc, argv, "--candidate-fd");
   if (!socket || !rank) return 64;
   wire::Channel launcher = wire::connect(socket);
+  if (scenario == "diesathello" || scenario == "silentathello") {
+    wire::receive(launcher);  // "which rank are you?"
+    if (scenario == "silentathello")
+      for (;;) pause();
+    std::fputs("scripted harness: leaving instead of saying which rank I am\n", stderr);
+    return 8;
+  }
   Scripted self(scenario, std::atoi(rank), cfd ? std::atoi(cfd) : -1);
   try {
     for (;;) {
