@@ -90,16 +90,17 @@ void announce_price(const llm::Provider& provider) {
   }
 }
 
-void tune_best(const agent::AttemptOutcome& o, const eval::EvalOptions& eval_options,
+// Tunes the best kernel; false when Ctrl-C stopped the tuning.
+bool tune_best(const agent::AttemptOutcome& o, const eval::EvalOptions& eval_options,
                store::Store& store) {
   if (!o.best_kernel) {
     std::cout << "not tuned: no correct kernel\n";
-    return;
+    return true;
   }
   if (eval::ranks_share_gpu(eval_options.gpus) || eval_options.compile_only) {
     std::cout << "not tuned: " << (eval_options.compile_only ? "compile only" : "ranks share a GPU")
               << ", so nothing can be timed\n";
-    return;
+    return true;
   }
   tune::KernelTuneRequest req;
   req.eval = eval_options;
@@ -109,15 +110,17 @@ void tune_best(const agent::AttemptOutcome& o, const eval::EvalOptions& eval_opt
     std::cout << "  tune: " << tune::to_string(t.status) << (t.status == tune::TrialStatus::kOk
                                                                  ? " " + std::to_string(t.time_us) + " us"
                                                                  : std::string())
-              << "\n";
+              << std::endl;  // progress: shown as it happens, also through a pipe
   };
   tune::StoreTrialCache cache(store);
   try {
     tune::KernelTuneResult r = tune::tune_kernel(req, cache);
     if (r.best_kernel) std::cout << "tuned kernel: " << r.best_kernel->string() << "\n";
     else std::cout << "not tuned: " << r.report.message << "\n";
+    return r.report.stop != tune::StopReason::kInterrupted;
   } catch (const UsageError& e) {  // e.g. the kernel declares no tunables
     std::cout << "not tuned: " << e.what() << "\n";
+    return true;
   }
 }
 
@@ -226,7 +229,8 @@ ExitCode run_generate(const GenerateArgs& a, const Globals& g) {
             << ")\n";
   store.finish_run(run_id, agent::status_of(out.reason),
                    {{"attempt", out.attempt_id}, {"exit_reason", agent::to_string(out.reason)}});
-  if (a.tune && out.reason != agent::ExitReason::kInterrupted) tune_best(out, eval_options, store);
+  if (a.tune && out.reason != agent::ExitReason::kInterrupted && !tune_best(out, eval_options, store))
+    return ExitCode::kInterrupted;  // the session's outcome is stored; the tuning's trials are cached
   return exit_code_for(out);
 }
 

@@ -3,10 +3,17 @@
 // both modes, judged by the real evaluator.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <chrono>
 #include <fstream>
 #include <iostream>
 
 #include "agent_fixture.h"
+#include "process/spawn.h"
+#include "support/background_mgk.h"
+#include "support/fakes.h"
 #include "support/mgk_cli.h"
 
 namespace mgk::agent::testing {
@@ -101,6 +108,34 @@ TEST_F(GenerateCli, ACompileOnlySessionRunsWithoutAGpuAndTellsTheModelNothingRan
   ASSERT_EQ(requests.size(), 2u);
   const std::string feedback = requests[1].json["messages"].back()["content"];
   EXPECT_NE(feedback.find("it was not run, checked or timed"), std::string::npos) << feedback;
+}
+
+// `--tune` with scripted rank processes (tests/fakes/): the session's kernel is correct and
+// timed (two scripted GPUs), then the tuner compiles and times its variants with real nvcc.
+// Ctrl-C during the tuning once ended in exit 0, the session's code, as if nothing had been cut.
+TEST_F(GenerateCli, CtrlCWhileTuningTheBestKernelIsExit130) {
+  test::TempDir bin("mgk-fakes");
+  auto e = env();
+  e["MGK_HARNESS"] = test::fake("scripted-harness", bin.path(), "scripted-harness-correct").string();
+  e["MGK_CANDIDATE"] = test::fake("scripted-candidate", bin.path(), "scripted-candidate").string();
+  const std::string kernel =  // what it computes is the scripted harness's to judge
+      "// mgk:tune VARIANT range(1, 16)\n#ifndef VARIANT\n#define VARIANT 1\n#endif\n"
+      "#include \"mgk/solution.h\"\nMGK_EXPORT int mgk_setup(mgk_ctx*) { return 0; }\n"
+      "MGK_EXPORT void mgk_teardown(mgk_ctx*) {}\nMGK_EXPORT int mgk_run(mgk_ctx*, const mgk_tensor*, int, "
+      "const mgk_tensor*, int, cudaStream_t) { return VARIANT - VARIANT; }\n";
+  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(kernel_reply(kernel))));
+  const auto out = dir_.path() / "generate.out";
+  process::Child c = test::spawn_mgk({"generate", "--problem", "collectives/all_reduce", "--model", "openai:gpt-test",
+                                      "--turns", "1", "--world", "2", "--tune"},
+                                     e, out);
+  ASSERT_TRUE(test::wait_until(c, [&] { return read_file(out).find("  tune: ok") != std::string::npos; },
+                               std::chrono::minutes(5)))
+      << "no tuning trial finished:\n" << read_file(out);
+  ::kill(c.pid(), SIGINT);
+  const int status = c.wait();
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 130) << read_file(out);
+  EXPECT_NE(read_file(out).find("turn 1/1  kernel  correct"), std::string::npos) << read_file(out);
 }
 
 // --- on the GPU machine ---

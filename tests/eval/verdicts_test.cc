@@ -2,20 +2,19 @@
 // and exit codes, with scripted rank processes (tests/fakes/) in place of the GPU ones and
 // real nvcc compiling the reference and a plain candidate. Each scenario ends in the verdict
 // and the exit code the README's table gives.
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
-#include <functional>
 #include <thread>
 
 #include <gtest/gtest.h>
 
 #include "common/file.h"
 #include "process/run.h"
+#include "support/background_mgk.h"
 #include "support/fakes.h"
 #include "support/mgk_cli.h"
 #include "support/test_paths.h"
@@ -55,34 +54,11 @@ class ScriptedEval : public ::testing::Test {
   }
   // `mgk ARGS` started in the background with `scenario`'s rank processes.
   process::Child spawn_mgk(const std::vector<std::string>& mgk_args, const std::string& scenario) {
-    process::SpawnSpec s;
-    s.argv = {mgk_binary().string()};
-    s.argv.insert(s.argv.end(), mgk_args.begin(), mgk_args.end());
-    s.env = process::current_environment();
-    for (auto& [k, v] : env(scenario)) s.env[k] = v;
-    s.output_fd = ::open(said_path().c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    process::Child c = process::spawn(s);
-    ::close(s.output_fd);
-    return c;
+    return test::spawn_mgk(mgk_args, env(scenario), said_path());
   }
   // What the spawned mgk printed (stdout and stderr).
   std::string said() const { return read_file(said_path()); }
   std::filesystem::path said_path() const { return bin_.path() / "mgk.out"; }
-  // Polls `ready` until it holds (true) or `c` ends or two minutes pass (false).
-  static bool wait_until(process::Child& c, const std::function<bool()>& ready) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
-    while (std::chrono::steady_clock::now() < deadline && !c.ended()) {
-      if (ready()) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return false;
-  }
-  // How many running processes have a command line starting with a path ending in `name`.
-  static int processes_named(const std::string& name) {
-    auto r = process::run_tool({"sh", "-c", "ps -eo args | grep -c -- '^[^ ]*" + name + "' || true"},
-                               std::chrono::seconds(10));
-    return std::stoi(r.output);
-  }
   TempDir bin_{"mgk-fakes"};
 };
 
