@@ -314,8 +314,13 @@ EvalResult evaluate(const EvalOptions& o) {
   // hanging before then (a GPU too full for another CUDA context, NCCL) is the machine's or
   // mgk's, and must not be scored against the kernel.
   bool candidate_code_ran = false;
-  auto before_candidate = [&](const std::string& what) {
-    return what + " (before the candidate's code was loaded: the machine or mgk failed, not the kernel)";
+  auto ended_early = [&](Verdict once_loaded, const std::string& what, const std::string& phase) {
+    if (candidate_code_ran) end_early(res, once_loaded, what, phase, o.keep_going);
+    else end_early(res, Verdict::kInfrastructure,
+                   what + " (before the candidate's code was loaded: the machine or mgk failed, not the kernel)",
+                   phase, o.keep_going);
+    res.wall_seconds = seconds_since(t0);
+    return res;
   };
   try {
     GroupSpec gs{harness_path(), std::nullopt, res.gpus, work, {}};
@@ -351,16 +356,10 @@ EvalResult evaluate(const EvalOptions& o) {
       if (!sr.correct && !o.keep_going) break;
     }
   } catch (const HangError& e) {
-    if (candidate_code_ran) end_early(res, Verdict::kTimeout, e.what(), e.phase, o.keep_going);
-    else end_early(res, Verdict::kInfrastructure, before_candidate(e.what()), e.phase, o.keep_going);
-    res.wall_seconds = seconds_since(t0);
-    return res;
+    return ended_early(Verdict::kTimeout, e.what(), e.phase);
   } catch (const RankError& e) {
     const bool candidate_fault = e.who == Who::kCandidate && e.fault != RankFault::kHarness;
-    if (!candidate_code_ran) end_early(res, Verdict::kInfrastructure, before_candidate(e.what()), e.phase, o.keep_going);
-    else end_early(res, candidate_fault ? Verdict::kRuntimeError : Verdict::kInfrastructure, e.what(), e.phase, o.keep_going);
-    res.wall_seconds = seconds_since(t0);
-    return res;
+    return ended_early(candidate_fault ? Verdict::kRuntimeError : Verdict::kInfrastructure, e.what(), e.phase);
   }
 
   res.wall_seconds = seconds_since(t0);

@@ -76,17 +76,11 @@ RankGroup::RankGroup(const GroupSpec& spec) {
   std::vector<wire::Channel> pending;
   const auto deadline = Clock::now() + std::chrono::seconds(60);
   while (int(pending.size()) < world) {
-    check_alive("start");
-    if (interrupted()) {
-      kill_all();
-      throw Interrupted();
-    }
-    if (Clock::now() > deadline) {
+    if (!readable_during_start(listener.fd(), deadline)) {
       kill_all();
       throw Error("the rank processes did not connect within 60 s");
     }
-    pollfd p{listener.fd(), POLLIN, 0};
-    if (::poll(&p, 1, 100) > 0) pending.push_back(listener.accept(std::chrono::milliseconds(100)));
+    pending.push_back(listener.accept(std::chrono::milliseconds(100)));
   }
   for (auto& c : pending) {
     const int r = ask_rank(c, deadline);
@@ -98,23 +92,27 @@ RankGroup::RankGroup(const GroupSpec& spec) {
   }
 }
 
+bool RankGroup::readable_during_start(int fd, Clock::time_point deadline) {
+  for (;;) {
+    check_alive("start");
+    if (interrupted()) {
+      kill_all();
+      throw Interrupted();
+    }
+    if (Clock::now() > deadline) return false;
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 100) > 0) return true;
+  }
+}
+
 // Which rank a connection is. One that connected and then died or went silent must neither
 // hold mgk past the start's deadline nor escape as a bare protocol error.
 int RankGroup::ask_rank(wire::Channel& c, Clock::time_point deadline) {
   try {
     wire::send(c, wire::Command{wire::Whoami{}});
-    for (;;) {
-      if (interrupted()) {
-        kill_all();
-        throw Interrupted();
-      }
-      if (Clock::now() > deadline) {
-        kill_all();
-        throw HangError("hang: a rank process connected but did not say which rank it is within 60 s", "start");
-      }
-      pollfd p{c.fd(), POLLIN, 0};
-      if (::poll(&p, 1, 100) > 0) break;
-      check_alive("start");
+    if (!readable_during_start(c.fd(), deadline)) {
+      kill_all();
+      throw HangError("hang: a rank process connected but did not say which rank it is within 60 s", "start");
     }
     wire::Frame f = wire::receive(c);
     const auto* reply = std::get_if<wire::Reply>(&f.body);

@@ -87,6 +87,8 @@ class RankGroup {
   void handle_request(int rank, const wire::Request& r, std::vector<int>& fds);
   // Throws RankError when a process of the group has ended.
   void check_alive(const std::string& phase);
+  // Waits for `fd` to be readable (true) or the deadline (false), noticing Ctrl-C and a dead rank.
+  bool readable_during_start(int fd, std::chrono::steady_clock::time_point deadline);
   int ask_rank(wire::Channel& c, std::chrono::steady_clock::time_point deadline);
   [[noreturn]] void died(int rank, bool candidate, const std::string& phase);
   std::string where_each_rank_is(const std::vector<bool>& done, const std::string& phase) const;
