@@ -109,7 +109,11 @@ class Rank {
     return true;
   }
   bool on(const wire::Load& m, wire::Reply&) {
-    reference_ = std::make_unique<Solution>(m.reference, "reference", true);
+    try {
+      reference_ = std::make_unique<Solution>(m.reference, "reference", true);
+    } catch (const SolutionFault& e) {  // Load names the candidate: the reference's failure is mgk's
+      throw std::runtime_error(std::string(e.what()) + " (the reference: a bug in mgk's suite)");
+    }
     slot_ = {};
     if (m.candidate.empty()) return true;
     if (m.candidate_is_reference) {

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -159,6 +160,33 @@ TEST_F(SharedGpuEval, TheCandidateCannotReadTheApiKey) {
     EXPECT_EQ(log.str().find(key), std::string::npos);
   }
   EXPECT_NE(r.json().value("isolation", ""), "none") << "the candidate ran without isolation: " << r.output;
+}
+
+// A reference the harness cannot load is the suite's fault: infrastructure (exit 3), never
+// the candidate's runtime_error, though the harness's Load command names the candidate.
+// The suite here is a copy whose all_reduce reference exports its oracle under another name.
+TEST_F(SharedGpuEval, AReferenceThatCannotBeLoadedIsInfrastructureNotTheCandidates) {
+  TempDir root("mgk-broken-suite");
+  for (const char* d : {"sandbox", "primitives", "prompts"})
+    std::filesystem::create_directory_symlink(source_dir() / d, root.path() / d);
+  const auto from = source_dir() / "problems/collectives/all_reduce", to = root.path() / "problems/collectives/all_reduce";
+  std::filesystem::create_directories(to);
+  for (const char* f : {"problem.json", "statement.md", "expert.cu"}) std::filesystem::copy_file(from / f, to / f);
+  std::ifstream in(from / "reference.cu");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string reference = text.str();
+  const size_t at = reference.find("mgk_oracle(");
+  ASSERT_NE(at, std::string::npos) << "the all_reduce reference no longer defines mgk_oracle";
+  reference.replace(at, std::strlen("mgk_oracle"), "mgk_oracle_misnamed");
+  std::ofstream(to / "reference.cu") << reference;
+
+  auto r = eval("all_reduce", 2, {(tests_dir() / "gpu/candidates/all_reduce.cu").string()}, "tiny",
+                {{"MGK_ROOT", root.path().string()}});
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  expect_verdict(r, "infrastructure");
+  expect_message(r, "does not export 'mgk_oracle'");
+  expect_message(r, "the reference: a bug in mgk's suite");
 }
 
 TEST_F(SharedGpuEval, TheNcclReferenceIsRefusedWithAClearReason) {
