@@ -280,7 +280,7 @@ bench::Progress::Counts counts_of(store::Store& store, const std::vector<int64_t
 std::string outcome_phrase(const report::AttemptResult& r) {
   std::string s = report::describe(r.outcome);
   if (r.speedup) s += " " + store::format_speedup(r.speedup);
-  else if (r.outcome == report::Outcome::kCorrect && !r.timed) s += " (not timed)";
+  else if (r.outcome == report::Outcome::kCorrect) s += " (" + report::no_speedup_because(r) + ")";
   return s;
 }
 

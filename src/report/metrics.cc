@@ -114,8 +114,8 @@ RunMetrics compute_metrics(const std::vector<AttemptResult>& results, int sample
     p.problem = r.problem;
     p.category = r.category;
     p.world_size = std::max(p.world_size, r.world_size);
-    if (r.outcome == Outcome::kUnfinished) {
-      ++m.unfinished;
+    if (r.outcome == Outcome::kUnfinished || r.outcome == Outcome::kInfrastructure) {
+      ++(r.outcome == Outcome::kUnfinished ? m.unfinished : m.infrastructure);
       ++m.outcomes[r.outcome];
       continue;
     }
@@ -139,6 +139,7 @@ RunMetrics compute_metrics(const std::vector<AttemptResult>& results, int sample
       continue;
     }
     ++m.correct_timed;
+    if (!r.credible) ++m.below_floor;
     if (r.speedup && *r.speedup > 0) {
       log_speedups.push_back(std::log(*r.speedup));
       if (!p.best_speedup || *r.speedup > *p.best_speedup) p.best_speedup = r.speedup;
@@ -186,7 +187,7 @@ RunMetrics compute_metrics(const std::vector<AttemptResult>& results, int sample
   if (m.finished > 0) {
     Totals finished_total;
     for (const auto& r : results)
-      if (r.outcome != Outcome::kUnfinished) add(finished_total, r);
+      if (r.outcome != Outcome::kUnfinished && r.outcome != Outcome::kInfrastructure) add(finished_total, r);
     m.per_attempt = divided(finished_total, m.finished);
   }
   for (const auto& p : m.problems) m.solved += p.correct > 0;

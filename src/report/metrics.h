@@ -14,7 +14,10 @@
 // correct: its problem's pass@k is "not run". compiles@k counts samples where some kernel
 // compiled, and is known in every mode.
 //
-// Unfinished attempts (running, interrupted) enter no metric; they are counted apart.
+// A correct sample timed under the timing floor at some size has no speedup: it is timed
+// and fast at no p. Unfinished attempts (running, interrupted) and those the provider or
+// the evaluator cut short before a correct kernel (infrastructure) enter no metric; they
+// are counted apart.
 #pragma once
 #include <map>
 #include <optional>
@@ -81,17 +84,19 @@ struct FeatureCounts {
 struct RunMetrics {
   int samples = 0;
   std::vector<double> ps;
-  int finished = 0, unfinished = 0;
+  int finished = 0, unfinished = 0;  // finished: the attempts the metrics count
+  int infrastructure = 0;            // finished, but cut short by the machine: not counted
   GroupMetrics suite;
   std::vector<GroupMetrics> categories;  // by name
   std::vector<ProblemMetrics> problems;  // by name
   int correct = 0, correct_timed = 0, correct_not_timed = 0;
+  int below_floor = 0;  // correct and timed, but under the timing floor: no speedup
   std::string timing;  // "timed", "not timed: ranks shared a GPU", "compile only: nothing ran", ...
   std::optional<double> speedup_geomean;  // over timed correct attempts (each its best kernel)
   std::optional<double> roofline_median;  // over timed correct attempts with a calibration
   int with_roofline = 0;
   Totals total;                        // every attempt, unfinished ones included
-  std::optional<Totals> per_attempt;   // mean over finished attempts
+  std::optional<Totals> per_attempt;   // mean over the attempts the metrics count
   int solved = 0;                      // problems with a correct sample
   std::optional<Totals> per_solved;    // the run's totals over the solved problems
   std::map<Outcome, int> outcomes;     // finished attempts by outcome, and the unfinished

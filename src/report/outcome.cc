@@ -72,6 +72,12 @@ bool compiled_something(Outcome o) {
 
 std::string category_of(const std::string& problem) { return problem.substr(0, problem.find('/')); }
 
+std::string no_speedup_because(const AttemptResult& r) {
+  if (r.outcome != Outcome::kCorrect || r.speedup) return "";
+  if (!r.timed) return r.not_timed_because == "not timed" ? "not timed" : "not timed: " + r.not_timed_because;
+  return r.credible ? "no speedup" : "timed under the timing floor";
+}
+
 bool faster_than(const AttemptResult& r, double p) {
   return r.outcome == Outcome::kCorrect && r.timed && r.speedup && *r.speedup > p;
 }
@@ -109,21 +115,29 @@ AttemptResult classify(const AttemptData& a) {
     r.turn_verdicts.push_back(v);
   }
 
+  // An attempt the provider or the evaluator cut short says nothing of the model unless it
+  // already has a correct kernel: its wrong kernel of an earlier turn is not its last word.
+  const bool cut_short = s.status == store::Status::kFailed || s.exit_reason == "api_error";
   if (s.status == store::Status::kRunning || s.status == store::Status::kInterrupted) {
     r.outcome = Outcome::kUnfinished;
-  } else if (best) {
+  } else if (best && (!cut_short || outcome_of(*best) == Outcome::kCorrect)) {
     r.outcome = outcome_of(*best);
   } else {
-    r.outcome = s.status == store::Status::kFailed || s.exit_reason == "api_error" ? Outcome::kInfrastructure
-                                                                                 : Outcome::kNoKernel;
+    r.outcome = cut_short || best ? Outcome::kInfrastructure : Outcome::kNoKernel;
   }
   if (best) {
     r.kernel_hash = best->kernel_hash;
     if (auto it = a.sources.find(best->kernel_hash); it != a.sources.end()) r.features = detect_features(it->second);
   }
   if (best && outcome_of(*best) == Outcome::kCorrect) {
-    r.timed = best->speedup_min.has_value();
-    r.speedup = best->speedup_min;
+    // Read from the result, not the stored column: rows written before the floor rule kept
+    // the credible sizes' speedups of a kernel timed under the floor at another size.
+    const nlohmann::json sizes = best->result.value("sizes", nlohmann::json::array());
+    r.credible = std::none_of(sizes.begin(), sizes.end(), store::timed_below_floor);
+    r.timed = best->speedup_min.has_value() || std::any_of(sizes.begin(), sizes.end(), [](const nlohmann::json& z) {
+                return z.contains("candidate") && !z["candidate"].is_null();
+              });
+    if (r.credible) r.speedup = best->speedup_min;
     if (r.timed) r.roofline_fraction = median_roofline(best->result);
     else r.not_timed_because = eval::ranks_share_gpu(best->gpus) ? "ranks shared a GPU" : "not timed";
   } else if (best && outcome_of(*best) == Outcome::kCompiled) {

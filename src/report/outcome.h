@@ -23,7 +23,8 @@ enum class Outcome {
   kDidNotCompile,   // nvcc refused every kernel
   kRefused,         // refused before compiling (NCCL, dlopen, the oracle, multicast)
   kNoKernel,        // the model never produced a kernel that could be judged
-  kInfrastructure,  // the provider or the evaluator failed: says nothing of the model
+  kInfrastructure,  // the provider or the evaluator failed before a correct kernel: says
+                    // nothing of the model, so it enters no metric (counted apart)
   kUnfinished,      // still running or interrupted: not counted in any metric
 };
 const char* to_string(Outcome o);  // "correct", "did_not_compile", ...
@@ -50,6 +51,9 @@ struct AttemptResult {
   // median fraction of the roofline over the sizes. Absent when it was not timed.
   bool timed = false;
   std::string not_timed_because;  // "ranks shared a GPU", "compile only", "not timed"
+  // False when a size was timed under the timing floor: then there is no speedup, and the
+  // sample is timed but not fast at any p.
+  bool credible = true;
   std::optional<double> speedup, roofline_fraction;
   std::optional<std::string> kernel_hash;  // the kernel the outcome rests on, if any
   std::optional<KernelFeatures> features;  // of that kernel
@@ -61,6 +65,10 @@ struct AttemptResult {
 };
 
 AttemptResult classify(const AttemptData& attempt);
+
+// Why a correct attempt has no speedup: "not timed", "not timed: ranks shared a GPU", "timed
+// under the timing floor"; "" when it has one (or is not correct).
+std::string no_speedup_because(const AttemptResult& r);
 
 // Correct, timed, and its speedup above p: what fast_p counts.
 bool faster_than(const AttemptResult& r, double p);

@@ -49,6 +49,7 @@ nlohmann::json attempt_json(const AttemptResult& r) {
                    {"outcome", to_string(r.outcome)},
                    {"exit_reason", r.exit_reason},
                    {"timed", r.timed},
+                   {"credible", r.credible},
                    {"not_timed_because", r.not_timed_because},
                    {"speedup", opt(r.speedup)},
                    {"roofline_fraction", opt(r.roofline_fraction)},
@@ -97,6 +98,8 @@ nlohmann::json summary_json(const RunMetrics& m) {
           {"thresholds", m.ps},
           {"finished", m.finished},
           {"unfinished", m.unfinished},
+          {"infrastructure", m.infrastructure},
+          {"below_floor", m.below_floor},
           {"timing", m.timing},
           {"suite", group_json(m.suite)},
           {"categories", categories},
@@ -212,7 +215,7 @@ std::string render_csv(const std::vector<RunReport>& runs) {
         const AttemptResult& a = r.results[i];
         const std::string s = std::to_string(a.sample);
         w.row("attempt", a.problem, s, "outcome", "", "", to_string(a.outcome), a.exit_reason);
-        w.value("attempt", a.problem, s, "speedup", a.speedup, a.not_timed_because);
+        w.value("attempt", a.problem, s, "speedup", a.speedup, no_speedup_because(a));
         w.value("attempt", a.problem, s, "roofline_fraction", a.roofline_fraction);
         w.row("attempt", a.problem, s, "turns", "", "", std::to_string(a.turns));
         w.row("attempt", a.problem, s, "tokens_in", "", "", std::to_string(a.tokens_in));

@@ -154,12 +154,12 @@ std::string headline(const std::vector<RunReport>& runs) {
     for (const auto& c : r.metrics.categories) groups.push_back(&c);
     for (const GroupMetrics* g : groups) {
       h += "<tr>" + cell(escape(run_name(r)), true) + cell(escape(g->name), true) + cell(std::to_string(g->problems));
-      for (int k = 1; k <= samples; ++k) h += cell(at_k_text(g->pass, k, "not run"));
-      for (int k = 1; k <= samples; ++k) h += cell(at_k_text(g->compiled, k, "-"));
+      for (int k = 1; k <= samples; ++k) h += cell(at_k_text(g->pass, k, "not run", g->problems));
+      for (int k = 1; k <= samples; ++k) h += cell(at_k_text(g->compiled, k, "-", g->problems));
       h += "</tr>\n";
       for (const FastP& fp : g->fast) {
         f += "<tr>" + cell(escape(run_name(r)), true) + cell(escape(g->name), true) + cell(fixed(fp.p, 2));
-        for (int k = 1; k <= samples; ++k) f += cell(at_k_text(fp.at_k, k, "not timed"));
+        for (int k = 1; k <= samples; ++k) f += cell(at_k_text(fp.at_k, k, "not timed", g->problems));
         f += "</tr>\n";
       }
     }
@@ -232,7 +232,7 @@ std::string attempts(const RunReport& r) {
     out += "<details id=\"" + anchor(r, a) + "\"><summary><b>" + escape(a.problem) + "</b> sample " +
            std::to_string(a.sample) + ": <span class=\"o-" + to_string(a.outcome) + "\">" + describe(a.outcome) +
            "</span>" + (a.speedup ? " " + store::format_speedup(a.speedup) : "") +
-           (a.outcome == Outcome::kCorrect && !a.timed ? " (not timed: " + escape(a.not_timed_because) + ")" : "") +
+           (a.outcome == Outcome::kCorrect && !a.speedup ? " (" + escape(no_speedup_because(a)) + ")" : "") +
            " &middot; " + std::to_string(a.turns) + " turn(s), " + store::format_cost(a.cost_usd) + ", attempt " +
            std::to_string(a.attempt_id) + " (<code>mgk show " + std::to_string(a.attempt_id) + "</code>)</summary>\n";
     out += "<table><tr><th>turn</th><th class=\"l\">action</th><th class=\"l\">verdict</th><th class=\"l\">message</th></tr>\n";
@@ -275,9 +275,8 @@ std::string render_html(const std::vector<RunReport>& runs) {
     const auto& run = r.data.run;
     out += "<p class=\"meta\">" + escape(run_title(r)) + ": status " + store::to_string(run.status) + ", started " +
            escape(run.created_at) + (run.ended_at ? ", ended " + escape(*run.ended_at) : "") + "; " +
-           std::to_string(r.metrics.finished) + " finished attempt(s)" +
-           (r.metrics.unfinished ? ", " + std::to_string(r.metrics.unfinished) + " unfinished (not counted)" : "") +
-           ".</p>\n";
+           std::to_string(r.metrics.finished) + " counted attempt(s)" +
+           escape(not_counted_text(r.metrics, run.id)) + ".</p>\n";
     if (r.metrics.timing != "timed")
       out += "<div class=\"banner\">" + escape(run_name(r)) + ": " + escape(r.metrics.timing) +
              (r.metrics.outcomes.count(Outcome::kCompiled)

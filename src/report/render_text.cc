@@ -39,9 +39,9 @@ void headline(Writer& w, const std::vector<RunReport>& runs) {
   auto row = [&](const RunReport& r, const GroupMetrics& g) {
     std::vector<std::string> cells = {run_label(r), g.name, std::to_string(g.problems)};
     for (int k = 1; k <= samples; ++k)
-      cells.push_back(at_k_text(g.pass, k, "not run"));
+      cells.push_back(at_k_text(g.pass, k, "not run", g.problems));
     for (int k = 1; k <= samples; ++k)
-      cells.push_back(at_k_text(g.compiled, k, "-"));
+      cells.push_back(at_k_text(g.compiled, k, "-", g.problems));
     t.add(cells);
   };
   for (const auto& r : runs) {
@@ -63,7 +63,7 @@ void headline(Writer& w, const std::vector<RunReport>& runs) {
       for (const FastP& fp : g->fast) {
         std::vector<std::string> cells = {run_label(r), g->name, fixed(fp.p, fp.p == int(fp.p) ? 0 : 2)};
         for (int k = 1; k <= samples; ++k)
-          cells.push_back(at_k_text(fp.at_k, k, "not timed"));
+          cells.push_back(at_k_text(fp.at_k, k, "not timed", g->problems));
         f.add(cells);
       }
   }
@@ -113,12 +113,18 @@ void details(Writer& w, const RunReport& r) {
   std::string outcomes;
   for (Outcome o : all_outcomes())
     if (m.outcomes.count(o)) outcomes += (outcomes.empty() ? "" : ", ") + std::string(describe(o)) + " " + std::to_string(m.outcomes.at(o));
-  w.line("outcomes of " + std::to_string(m.finished) + " finished attempt(s)" +
-         (m.unfinished ? " (" + std::to_string(m.unfinished) + " unfinished, not counted)" : "") + ": " +
-         (outcomes.empty() ? "none" : outcomes));
+  w.line("outcomes of " + std::to_string(m.finished) + " counted attempt(s)" + not_counted_text(m, r.data.run.id) +
+         ": " + (outcomes.empty() ? "none" : outcomes));
+  const std::string below_floor =
+      m.below_floor ? "; " + std::to_string(m.below_floor) +
+                          " more timed under the timing floor (an empty kernel) at some size: no speedup, fast at no p"
+                    : "";
   if (m.speedup_geomean)
     w.line("speedup: geometric mean " + store::format_speedup(m.speedup_geomean) + " over " +
-           std::to_string(m.correct_timed) + " timed correct attempt(s) (each its best kernel's slowest size)");
+           std::to_string(m.correct_timed - m.below_floor) +
+           " timed correct attempt(s) (each its best kernel's slowest size)" + below_floor);
+  else if (m.below_floor)
+    w.line("speedup: none reported" + below_floor);
   else if (m.correct_not_timed > 0)
     w.line("speedup: none reported: the " + std::to_string(m.correct_not_timed) +
            " correct attempt(s) were checked, not timed");
@@ -148,10 +154,26 @@ void details(Writer& w, const RunReport& r) {
 
 }  // namespace
 
-std::string at_k_text(const std::vector<AtK>& values, int k, const std::string& unknown) {
+std::string at_k_text(const std::vector<AtK>& values, int k, const std::string& unknown, int group_problems) {
   if (k < 1 || k > int(values.size()) || values[size_t(k - 1)].problems == 0) return "-";
   const AtK& a = values[size_t(k - 1)];
-  return a.value ? percent(a.value) : unknown;
+  const std::string over = a.problems < group_problems
+                               ? " (" + std::to_string(a.problems) + "/" + std::to_string(group_problems) + ")"
+                               : "";
+  return (a.value ? percent(a.value) : unknown) + over;
+}
+
+std::string not_counted_text(const RunMetrics& m, int64_t run_id) {
+  if (m.unfinished == 0 && m.infrastructure == 0) return "";
+  std::string s = ", ";
+  if (m.unfinished) s += std::to_string(m.unfinished) + " unfinished";
+  if (m.unfinished && m.infrastructure) s += " and ";
+  if (m.infrastructure) s += std::to_string(m.infrastructure) + " cut short by the machine (infrastructure)";
+  s += ", not counted";
+  if (m.infrastructure)
+    s += " ('mgk bench --resume " + std::to_string(run_id) + " --retry-failed' runs " +
+         (m.infrastructure == 1 ? "that one" : "those") + " again)";
+  return s;
 }
 
 std::string best_speedup_text(const ProblemMetrics& p) {

@@ -47,6 +47,11 @@ nlohmann::json with_kernel_hash(nlohmann::json result, const std::string& kernel
   return result;
 }
 
+bool timed_below_floor(const nlohmann::json& size) {
+  return size.is_object() && size.contains("candidate") && !size["candidate"].is_null() &&
+         !size.value("credible", true);
+}
+
 EvaluationRecord EvaluationRecord::from_result(const nlohmann::json& raw_result,
                                                std::string kernel_hash) {
   if (!raw_result.is_object())
@@ -62,12 +67,14 @@ EvaluationRecord EvaluationRecord::from_result(const nlohmann::json& raw_result,
   e.result = result;
 
   std::vector<double> speedups;
+  bool below_floor = false;  // a size timed under the floor has no speedup, so the kernel has none
   if (e.verdict == "correct" && result.contains("sizes") && result["sizes"].is_array())
     for (const auto& size : result["sizes"]) {
+      below_floor |= timed_below_floor(size);
       double s = size.value("speedup", 0.0);
       if (s > 0) speedups.push_back(s);
     }
-  if (!speedups.empty()) {
+  if (!speedups.empty() && !below_floor) {
     std::sort(speedups.begin(), speedups.end());
     size_t n = speedups.size();
     e.speedup_min = speedups.front();

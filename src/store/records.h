@@ -110,7 +110,8 @@ struct EvaluationRecord {
   std::vector<int> gpus;
   std::string verdict;  // eval::to_string(Verdict)
   std::string message;
-  // Over the size presets, present only when the verdict is "correct".
+  // Over the size presets, present only when the verdict is "correct" and every timed size
+  // was credible (a time under the timing floor is no speedup, so the kernel has none).
   std::optional<double> speedup_min, speedup_median, speedup_max;
   nlohmann::json result;   // eval::EvalResult::to_json(), whole
   std::string created_at;  // set by the store
@@ -125,6 +126,10 @@ struct EvaluationRecord {
 // toolchain) is its "build_key"; a result that still carries the key as "kernel_hash" (as
 // the evaluator wrote it before) has it moved there. Returns `result` so changed.
 nlohmann::json with_kernel_hash(nlohmann::json result, const std::string& kernel_hash);
+
+// One size of an evaluation result (eval::EvalResult::to_json()'s "sizes"): its candidate was
+// timed, and the time is under the timing floor (an empty kernel), so it is not credible.
+bool timed_below_floor(const nlohmann::json& size);
 
 // Everything `mgk show` prints about one attempt.
 struct AttemptDetail {

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <functional>
+#include <map>
 
 #include "common/error.h"
 
@@ -184,7 +185,7 @@ TEST_F(ReportStore, JsonCsvAndTextCarryTheNumbers) {
 
   const std::string md = render_text({rep}, true);
   EXPECT_NE(md.find("| run 1 | all | 2 | 50.0% | 100.0% |"), std::string::npos) << md;
-  EXPECT_NE(md.find("- outcomes of 4 finished attempt(s): correct 2, wrong 1, hang 1"), std::string::npos) << md;
+  EXPECT_NE(md.find("- outcomes of 4 counted attempt(s): correct 2, wrong 1, hang 1"), std::string::npos) << md;
 }
 
 TEST_F(ReportStore, AKeyStoredTwiceCountsOnceTheNewerAttempt) {
@@ -194,6 +195,72 @@ TEST_F(ReportStore, AKeyStoredTwiceCountsOnceTheNewerAttempt) {
   RunReport rep = build_report(store_, run);
   ASSERT_EQ(rep.results.size(), 1u);
   EXPECT_EQ(rep.results[0].outcome, Outcome::kCorrect);
+}
+
+// A size timed under the timing floor (faster than an empty kernel) is no speedup: the
+// kernel has none, though its other size was 3x; it stays timed, so it is fast at no p and
+// the suite's fast_p keeps its numbers (it does not turn "not timed").
+TEST_F(ReportStore, AKernelTimedUnderTheFloorAtOneSizeIsFastAtNoP) {
+  const int64_t run = begin_bench_run(store_, 1);
+  record_attempt(store_, run, "p/good", 0, {kernel_turn("g", timed_correct(2.5, 2.5))});
+  eval::EvalResult under = timed_correct(3.0, 3.0);
+  under.sizes[1].credible = false;
+  under.sizes[1].speedup = 0;
+  record_attempt(store_, run, "p/floor", 0, {kernel_turn("f", under)});
+  RunReport rep = build_report(store_, run);
+  ASSERT_EQ(rep.results.size(), 2u);
+  const AttemptResult& f = rep.results[0].problem == "p/floor" ? rep.results[0] : rep.results[1];
+  EXPECT_EQ(f.outcome, Outcome::kCorrect);
+  EXPECT_TRUE(f.timed);
+  EXPECT_FALSE(f.credible);
+  EXPECT_FALSE(f.speedup) << "a speedup from the credible size alone: " << *f.speedup;
+  EXPECT_EQ(no_speedup_because(f), "timed under the timing floor");
+  EXPECT_EQ(rep.metrics.below_floor, 1);
+  for (const FastP& fp : rep.metrics.suite.fast) {
+    ASSERT_TRUE(fp.at_k[0].value) << "fast_" << fp.p << "@1 is unknown";
+    EXPECT_DOUBLE_EQ(*fp.at_k[0].value, 0.5) << "p = " << fp.p << ": only p/good is fast";
+  }
+  // The store's own column says the same for new rows.
+  auto e = store::EvaluationRecord::from_result(under.to_json(), "h");
+  EXPECT_FALSE(e.speedup_min);
+  const std::string text = render_text({rep}, false);
+  EXPECT_NE(text.find("over 1 timed correct attempt(s)"), std::string::npos) << text;
+  EXPECT_NE(text.find("1 more timed under the timing floor"), std::string::npos) << text;
+}
+
+// The evaluator failed after a wrong kernel (the agent stops there: status failed): the
+// attempt says nothing of the model, so it is infrastructure, out of n, and the report
+// says how to run it again. A correct kernel before the failure stands.
+TEST_F(ReportStore, AnAttemptTheMachineCutShortIsInfrastructureAndOutOfEveryMetric) {
+  const int64_t run = begin_bench_run(store_, 2);
+  record_attempt(store_, run, "p/a", 0, {kernel_turn("a0", timed_correct(2, 2))});
+  record_attempt(store_, run, "p/a", 1,
+                 {kernel_turn("a1", verdict(Verdict::kIncorrect)), kernel_turn("a2", verdict(Verdict::kInfrastructure))},
+                 store::Status::kFailed, "infrastructure");
+  record_attempt(store_, run, "p/b", 0,
+                 {kernel_turn("b0", timed_correct(2, 2)), kernel_turn("b1", verdict(Verdict::kInfrastructure))},
+                 store::Status::kFailed, "infrastructure");
+  record_attempt(store_, run, "p/b", 1, {kernel_turn("b2", verdict(Verdict::kIncorrect))});
+  RunReport rep = build_report(store_, run);
+  std::map<std::pair<std::string, int>, Outcome> got;
+  for (const auto& r : rep.results) got[{r.problem, r.sample}] = r.outcome;
+  EXPECT_EQ((got[{"p/a", 1}]), Outcome::kInfrastructure) << "its wrong first kernel is not its last word";
+  EXPECT_EQ((got[{"p/b", 0}]), Outcome::kCorrect) << "a correct kernel stands";
+  EXPECT_EQ(rep.metrics.infrastructure, 1);
+  EXPECT_EQ(rep.metrics.finished, 3);
+  // p/a: n = 1, c = 1; p/b: n = 2, c = 1. pass@1 = (1 + 0.5) / 2; pass@2 only p/b (1 of 2).
+  ASSERT_TRUE(rep.metrics.suite.pass[0].value);
+  EXPECT_DOUBLE_EQ(*rep.metrics.suite.pass[0].value, 0.75);
+  EXPECT_EQ(rep.metrics.suite.pass[1].problems, 1);
+  const std::string text = render_text({rep}, false);
+  EXPECT_NE(text.find("3 counted attempt(s), 1 cut short by the machine (infrastructure), not counted "
+                      "('mgk bench --resume " + std::to_string(run) + " --retry-failed' runs that one again)"),
+            std::string::npos)
+      << text;
+  // pass@2 averages one problem of the two, and the table says so.
+  EXPECT_NE(text.find("100.0% (1/2)"), std::string::npos) << text;
+  const nlohmann::json j = report_json({rep});
+  EXPECT_EQ(j["runs"][0]["metrics"]["infrastructure"], 1);
 }
 
 TEST_F(ReportStore, AnUnknownRunIsAUsageError) {
