@@ -155,10 +155,11 @@ Choice choose_run(const BenchArgs& a, const CLI::App& c, store::Store& store, co
       continue;  // written by another version
     }
     if (s.identity() != fresh.identity()) continue;
-    if (r.status == store::Status::kDone) return {s, 0, r.id};
-    const int finished =
-        int(bench::remaining_work(bench::planned_attempts(s.problem_list, s.samples), store.attempts_of_run(r.id), false)
-                .finished.size());
+    const bench::WorkList work =
+        bench::remaining_work(bench::planned_attempts(s.problem_list, s.samples), store.attempts_of_run(r.id), a.retry_failed);
+    // A done run's failed attempts are finished, unless --retry-failed asks for them again.
+    if (r.status == store::Status::kDone && work.to_run.empty()) return {s, 0, r.id};
+    const int finished = int(work.finished.size());
     const std::string what =
         "run " + std::to_string(r.id) + " (started " + r.created_at + ") has the same arguments" +
         (on_slurm ? " and is on Slurm ('mgk bench --status " + std::to_string(r.id) + "' says how far)"
@@ -504,8 +505,14 @@ ExitCode run_bench(const BenchArgs& a, const CLI::App& c, const Globals& g) {
   const bench::BenchSpec& spec = choice.spec;
   if (choice.complete_run && !a.dry_run) {
     const std::string id = std::to_string(choice.complete_run);
+    int failed = 0;
+    for (const auto& at : store.attempts_of_run(choice.complete_run)) failed += at.status == store::Status::kFailed;
     std::cout << "run " << id << " with these arguments is complete: 'mgk report " << id
-              << "' shows it; give --new to run it again\n";
+              << "' shows it; give --new to run it again"
+              << (failed ? "; --retry-failed runs its " + std::to_string(failed) +
+                               " attempt(s) cut short by the provider or the evaluator again"
+                         : std::string())
+              << "\n";
     return ExitCode::kOk;
   }
   if (spec.executor == "slurm") return run_on_slurm(a, c, store, choice, g, prompts);

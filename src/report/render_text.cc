@@ -168,7 +168,7 @@ std::string not_counted_text(const RunMetrics& m, int64_t run_id) {
   std::string s = ", ";
   if (m.unfinished) s += std::to_string(m.unfinished) + " unfinished";
   if (m.unfinished && m.infrastructure) s += " and ";
-  if (m.infrastructure) s += std::to_string(m.infrastructure) + " cut short by the machine (infrastructure)";
+  if (m.infrastructure) s += std::to_string(m.infrastructure) + " cut short by the provider or the evaluator (infrastructure)";
   s += ", not counted";
   if (m.infrastructure)
     s += " ('mgk bench --resume " + std::to_string(run_id) + " --retry-failed' runs " +

@@ -19,7 +19,7 @@ std::string render_text(const std::vector<RunReport>& runs, bool markdown);
 std::string at_k_text(const std::vector<AtK>& values, int k, const std::string& unknown, int group_problems = 0);
 
 // The attempts a run's metrics leave out, as a clause for the line that counts the others:
-// ", 2 unfinished and 1 cut short by the machine (infrastructure), not counted ('mgk bench
+// ", 2 unfinished and 1 cut short by the provider or the evaluator (infrastructure), not counted ('mgk bench
 // --resume 7 --retry-failed' runs that one again)"; "" when none.
 std::string not_counted_text(const RunMetrics& m, int64_t run_id);
 

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -185,6 +186,42 @@ TEST_F(BenchCli, ARerunOfAFinishedRunSpendsNothingAndResumeKeepsTheAttemptsArgum
   EXPECT_NE(nothing.output.find("matches no problem; the suite's "), std::string::npos) << nothing.output;
   EXPECT_NE(nothing.output.find("collectives/ (8)"), std::string::npos) << nothing.output;
   EXPECT_NE(nothing.output.find("'mgk problems' lists them"), std::string::npos) << nothing.output;
+}
+
+// Attempts the provider cut short are not the model's: the run ends with them counted apart,
+// a rerun of the same command says how to retry them, and --retry-failed (on the command
+// alone, no --resume) continues them to the end.
+TEST_F(BenchCli, RetryFailedContinuesTheAttemptsTheProviderCutShortOfAFinishedRun) {
+  std::atomic<bool> refuse{true};
+  server_.respond_with([&](const test::RecordedRequest& r) {
+    if (refuse) return test::ScriptedResponse::json(400, {{"error", {{"message", "scripted refusal"}, {"type", "invalid_request_error"}}}});
+    return suite_response(r);
+  });
+  std::vector<std::string> args = {"bench", "--model", "openai:gpt-test", "--problems", "collectives/all_*",
+                                   "--samples", "1", "--turns", "1", "--compile-only"};
+  test::CliResult first = test::run_mgk(args, env());
+  EXPECT_NE(first.output.find("3 cut short by the provider or the evaluator (infrastructure), not counted ('mgk bench --resume 1 "
+                              "--retry-failed' runs those again)"),
+            std::string::npos)
+      << first.output;
+  store::Store s = store::Store::open_read_only(db("a"));
+  for (const auto& a : s.attempts_of_run(1)) EXPECT_EQ(a.status, store::Status::kFailed) << a.problem;
+
+  refuse = false;
+  test::CliResult again = test::run_mgk(args, env());
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("--retry-failed runs its 3 attempt(s) cut short by the provider or the evaluator again"),
+            std::string::npos)
+      << again.output;
+  args.push_back("--retry-failed");
+  test::CliResult retried = test::run_mgk(args, env());
+  EXPECT_EQ(retried.exit_code, 0) << retried.output;
+  auto attempts = s.attempts_of_run(1);
+  ASSERT_EQ(attempts.size(), 3u) << "the failed attempts continue; no new ones";
+  for (const auto& a : attempts) EXPECT_EQ(a.status, store::Status::kDone) << a.problem;
+  const nlohmann::json j = report_json("a", 1);
+  EXPECT_EQ(j["runs"][0]["metrics"]["finished"], 3) << retried.output;
+  EXPECT_EQ(j["runs"][0]["metrics"]["infrastructure"], 0);
 }
 
 // The compute problems' replies are their plain candidates, one file with the shared

@@ -253,7 +253,7 @@ TEST_F(ReportStore, AnAttemptTheMachineCutShortIsInfrastructureAndOutOfEveryMetr
   EXPECT_DOUBLE_EQ(*rep.metrics.suite.pass[0].value, 0.75);
   EXPECT_EQ(rep.metrics.suite.pass[1].problems, 1);
   const std::string text = render_text({rep}, false);
-  EXPECT_NE(text.find("3 counted attempt(s), 1 cut short by the machine (infrastructure), not counted "
+  EXPECT_NE(text.find("3 counted attempt(s), 1 cut short by the provider or the evaluator (infrastructure), not counted "
                       "('mgk bench --resume " + std::to_string(run) + " --retry-failed' runs that one again)"),
             std::string::npos)
       << text;
