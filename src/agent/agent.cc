@@ -12,6 +12,7 @@
 #include "common/error.h"
 #include "common/interrupt.h"
 #include "common/log.h"
+#include "common/text.h"
 #include "llm/api_error.h"
 #include "llm/config.h"
 
@@ -214,6 +215,9 @@ void Agent::step() {
     r = shell ? execute_shell(reply.text) : execute_refine(reply.text, index);
   }
   if (!r.feedback.empty()) r.feedback += limits_warning(index + 1);
+  // It quotes the compiler, the ranks and the evaluator: whatever bytes they wrote, the
+  // feedback must travel as JSON to the provider (now and when a resume sends it again).
+  r.feedback = to_valid_utf8(r.feedback);
 
   store::TurnRecord t;
   t.attempt_id = attempt_id_;
@@ -236,7 +240,7 @@ void Agent::step() {
   tokens_in_ += t.tokens_in;
   tokens_out_ += t.tokens_out;
   cost_ += t.cost_usd;
-  history_.push_back({"assistant", reply.text});
+  history_.push_back({"assistant", reply_as_sent(reply.text)});
   unsent_.clear();
   if (!r.feedback.empty()) {
     history_.push_back({"user", r.feedback});

@@ -4,6 +4,10 @@
 
 namespace mgk::agent {
 
+std::string reply_as_sent(const std::string& reply) {
+  return reply.find_first_not_of(" \t\r\n") == std::string::npos ? "(empty reply)" : reply;
+}
+
 nlohmann::json new_messages_json(const std::string& system, const std::vector<llm::Message>& added) {
   nlohmann::json j = nlohmann::json::array();
   if (!system.empty()) j.push_back({{"role", "system"}, {"content", system}});
@@ -27,7 +31,7 @@ Conversation rebuild_conversation(const std::vector<store::TurnRecord>& turns) {
         c.messages.push_back({role, content});
       }
     }
-    c.messages.push_back({"assistant", t.reply});
+    c.messages.push_back({"assistant", reply_as_sent(t.reply)});
   }
   if (turns.empty()) return c;
   if (c.system.empty())

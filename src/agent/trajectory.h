@@ -14,6 +14,11 @@
 
 namespace mgk::agent {
 
+// A reply as the conversation sent next holds it: itself, or "(empty reply)" where it has no
+// text (a refusal, a reply that was all reasoning), since Anthropic refuses an empty
+// assistant message anywhere but last.
+std::string reply_as_sent(const std::string& reply);
+
 struct Conversation {
   std::string system;
   std::vector<llm::Message> messages;  // user/assistant, alternating, ending with a user one

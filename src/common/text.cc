@@ -8,11 +8,17 @@ std::string cut_marker(size_t cut_chars) {
 
 std::string cut_middle(std::string_view text, size_t limit, size_t keep) {
   if (text.size() <= limit) return std::string(text);
+  // Both cuts fall between characters, never inside one: a UTF-8 sequence cut in two is
+  // invalid, and the JSON a provider is sent could not be written.
+  auto continuation = [&](size_t i) { return (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80; };
+  size_t head = keep, tail = text.size() - keep;
+  for (int n = 0; n < 3 && head > 0 && continuation(head); ++n) --head;
+  for (int n = 0; n < 3 && tail < text.size() && continuation(tail); ++n) ++tail;
   std::string out;
   out.reserve(2 * keep + 48);
-  out.append(text.substr(0, keep));
-  out.append(cut_marker(text.size() - 2 * keep));
-  out.append(text.substr(text.size() - keep));
+  out.append(text.substr(0, head));
+  out.append(cut_marker(tail - head));
+  out.append(text.substr(tail));
   return out;
 }
 

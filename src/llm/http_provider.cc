@@ -57,7 +57,7 @@ Reply HttpProvider::complete(const Request& request) {
   http.cancel = request.cancel;
   http.body = (anthropic ? anthropic_messages_body(request, model_)
                          : openai_chat_body(request, model_, endpoint_.max_tokens_field))
-                  .dump();
+                  .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);  // a stray byte is no reason to fail
   http.headers = {"Content-Type: application/json", "Accept: application/json"};
   if (anthropic) {
     http.headers.push_back(std::string("anthropic-version: ") + kAnthropicVersion);

@@ -55,9 +55,12 @@ Reply parse_openai_chat_reply(const json& reply) {
   out.usage.input_tokens = count_field(usage, "prompt_tokens", "usage.prompt_tokens");
   out.usage.output_tokens = count_field(usage, "completion_tokens", "usage.completion_tokens");
   if (usage.is_object()) {
+    // DeepSeek counts its cache hits at the top level, not in prompt_tokens_details.
     out.usage.cached_input_tokens =
-        count_field(usage.value("prompt_tokens_details", json()), "cached_tokens",
-                    "usage.prompt_tokens_details.cached_tokens");
+        usage.contains("prompt_cache_hit_tokens")
+            ? count_field(usage, "prompt_cache_hit_tokens", "usage.prompt_cache_hit_tokens")
+            : count_field(usage.value("prompt_tokens_details", json()), "cached_tokens",
+                          "usage.prompt_tokens_details.cached_tokens");
     out.usage.reasoning_tokens =
         count_field(usage.value("completion_tokens_details", json()), "reasoning_tokens",
                     "usage.completion_tokens_details.reasoning_tokens");

@@ -5,6 +5,7 @@
 
 #include "agent_fixture.h"
 #include "common/error.h"
+#include "common/text.h"
 #include "store/database.h"
 
 namespace mgk::agent::testing {
@@ -17,6 +18,44 @@ eval::EvalResult infrastructure_result() {
   r.verdict = eval::Verdict::kInfrastructure;
   r.message = "the reference failed on rank 1: NCCL error 'unhandled system error'";
   return r;
+}
+
+// A reply with no text (Anthropic's end_turn with no text block, a refusal, all reasoning)
+// is a format error fed back; the history sent next holds "(empty reply)", because
+// Anthropic answers an empty assistant message with a 400 that ends the session.
+TEST_F(AgentTest, AnEmptyReplyIsAFormatErrorAndNeverAnEmptyMessageSentBack) {
+  nlohmann::json empty = test::anthropic_message_reply("", {100, 0}, "end_turn");
+  empty["content"] = nlohmann::json::array();
+  server_.push(test::ScriptedResponse::json(200, empty));
+  server_.push(test::ScriptedResponse::json(200, test::anthropic_message_reply(kernel_reply(kKernel))));
+  judge_.push(compile_error_result("error: expected ';'"));
+  auto p = provider("anthropic:claude-test");
+  AttemptOutcome out = make_agent(setup(Mode::kRefine, 2), *p).start(new_run());
+  EXPECT_EQ(out.reason, ExitReason::kTurnsExhausted) << out.message;
+  const auto reqs = server_.requests();
+  ASSERT_EQ(reqs.size(), 2u);
+  const auto& messages = reqs[1].json["messages"];
+  ASSERT_GE(messages.size(), 2u) << messages.dump();
+  EXPECT_EQ(messages[1]["role"], "assistant");
+  EXPECT_EQ(messages[1]["content"], "(empty reply)") << messages.dump();
+  EXPECT_EQ(store_.turns(out.attempt_id)[0].action, "format_error");
+  EXPECT_EQ(store_.turns(out.attempt_id)[0].reply, "") << "the store keeps the reply as it came";
+}
+
+// gcc quotes with ‘ ’: a compile log cut at a byte count inside one left invalid UTF-8 in the
+// feedback, and every request after it (a resume's too) failed to be written as JSON.
+TEST_F(AgentTest, ACompileLogWithMultibyteCharactersAtTheCutTravelsAsValidJson) {
+  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(kernel_reply(kKernel))));
+  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(kernel_reply(kKernel))));
+  judge_.push(compile_error_result(std::string(3999, 'a') + "\xE2\x80\x98" + std::string(6000, 'b') + "\xE2\x80\x99"));
+  judge_.push(compile_error_result("error: expected ';'"));
+  auto p = provider("openai:gpt-test");
+  AttemptOutcome out = make_agent(setup(Mode::kRefine, 2), *p).start(new_run());
+  EXPECT_EQ(out.reason, ExitReason::kTurnsExhausted) << out.message;
+  EXPECT_EQ(server_.request_count(), 2u);
+  const std::string feedback = store_.turns(out.attempt_id)[0].feedback;
+  EXPECT_EQ(feedback, to_valid_utf8(feedback));
+  EXPECT_NE(feedback.find("characters cut"), std::string::npos) << "the log was meant to be cut";
 }
 
 TEST_F(AgentTest, AnInfrastructureVerdictEndsTheSessionWithoutAnotherCall) {

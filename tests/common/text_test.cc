@@ -31,6 +31,22 @@ TEST(CutMiddle, KeepsFiveThousandAtEachEndAndCountsTheRest) {
   EXPECT_EQ(cut.size(), 10000 + cut_marker(113456).size());
 }
 
+// gcc quotes with ‘ ’ (three bytes each): a cut at a fixed byte count can land inside one.
+TEST(CutMiddle, NeverCutsInsideAUtf8Character) {
+  const std::string quote = "\xE2\x80\x98";  // ‘
+  for (size_t at : {3998u, 3999u, 4000u}) {
+    SCOPED_TRACE(at);
+    const std::string text = std::string(at, 'a') + quote + std::string(3000, 'b') + quote + std::string(at, 'c');
+    const std::string cut = cut_middle(text, 8000, 4000);
+    EXPECT_EQ(cut, to_valid_utf8(cut)) << "a character was cut in two";
+    const size_t marker = cut.find("\n[... ");
+    ASSERT_NE(marker, std::string::npos);
+    const size_t left_out = text.size() - (cut.size() - (cut.find("...]\n", marker) + 5 - marker));
+    EXPECT_NE(cut.find("[... " + std::to_string(left_out) + " characters cut ...]"), std::string::npos) << cut.substr(marker, 40);
+    EXPECT_LE(cut.size() - (cut.find("...]\n", marker) + 5 - marker), 8000u) << "kept more than asked";
+  }
+}
+
 TEST(ValidUtf8, KeepsWellFormedTextAndReplacesBrokenBytes) {
   EXPECT_EQ(to_valid_utf8("plain ascii"), "plain ascii");
   EXPECT_EQ(to_valid_utf8("\xC3\xA9t\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"),

@@ -158,6 +158,18 @@ TEST(OpenAIChatParse, MissingUsageCountsZeroAndPartsAreJoined) {
   EXPECT_EQ(parsed.usage.output_tokens, 0);
 }
 
+// DeepSeek reports its cache hits as usage.prompt_cache_hit_tokens (prompt_tokens = hits +
+// misses), priced at its hit rate; without them every hit was billed at the full rate.
+TEST(OpenAIChatParse, DeepSeekCacheHitsAreCachedInputTokens) {
+  json reply = {{"model", "deepseek-chat"},
+                {"choices", {{{"message", {{"role", "assistant"}, {"content", "hi"}}}, {"finish_reason", "stop"}}}},
+                {"usage", {{"prompt_tokens", 100000}, {"completion_tokens", 1000},
+                           {"prompt_cache_hit_tokens", 90000}, {"prompt_cache_miss_tokens", 10000}}}};
+  Reply parsed = parse_openai_chat_reply(reply);
+  EXPECT_EQ(parsed.usage.input_tokens, 100000);
+  EXPECT_EQ(parsed.usage.cached_input_tokens, 90000);
+}
+
 TEST(OpenAIChatParse, WrongTypesAreShapeErrors) {
   json reply = mgk::test::openai_chat_reply("x");
   reply["usage"]["prompt_tokens"] = "many";
