@@ -49,6 +49,7 @@ struct Agent::StepResult {
   std::optional<std::string> kernel_hash;
   std::string feedback;  // the next user message; empty when the session ends here
   std::optional<double> speedup;
+  bool interrupted = false;  // Ctrl-C cut the judging short: nothing was learnt of the kernel
 };
 
 void check_cost_limit(const llm::Provider& provider, const Limits& limits) {
@@ -117,6 +118,11 @@ AttemptOutcome Agent::resume(int64_t attempt_id) {
     system_ = c.system;
     history_ = c.messages;
     unsent_ = {history_.back()};
+    if (c.last_reply_pending) {
+      pending_turn_ = turns.back().index;
+      pending_reply_ = turns.back().reply;
+      unsent_.clear();  // that reply's turn stored what it was sent
+    }
   }
   turns_ = int(turns.size());
   tokens_in_ = summary.tokens_in;
@@ -160,6 +166,11 @@ AttemptOutcome Agent::run() {
   };
   try {
     prepare_sandbox();
+    if (pending_turn_) {  // paid for by the process that stored it: costs nothing now
+      act_on(*pending_turn_, pending_reply_, {*pending_turn_, Action::kKernel, "", std::nullopt, 0, 0, 0, 0});
+      pending_turn_.reset();
+      if (exit_) return finish(*exit_);
+    }
     while (true) {
       if (auto reason = limit_reached()) return finish(*reason);
       step();
@@ -180,7 +191,7 @@ AttemptOutcome Agent::run() {
 
 std::optional<ExitReason> Agent::limit_reached() const {
   const Limits& l = setup_.limits;
-  if (deps_.interrupt && deps_.interrupt->load()) return ExitReason::kInterrupted;
+  if (ctrl_c()) return ExitReason::kInterrupted;
   if (deps_.stop && deps_.stop->load()) return ExitReason::kInterrupted;
   if (format_errors_in_a_row_ >= l.max_format_errors) return ExitReason::kFormatErrors;
   if (turns_ >= l.turns) return ExitReason::kTurnsExhausted;
@@ -202,23 +213,9 @@ void Agent::step() {
     exit_ = ExitReason::kInterrupted;
     return;
   }
-  const bool shell = setup_.mode == Mode::kShell;
-  StepResult r;
-  if (reply.finish == llm::FinishReason::kLength) {
-    ++format_errors_in_a_row_;
-    r = {Action::kTruncated, "reply cut at max tokens", std::nullopt,
-         deps_.prompts->render("feedback/truncated",
-                               {{"max_tokens", std::to_string(setup_.sampling.max_tokens)},
-                                {"shell_mode", shell ? "1" : ""}}),
-         std::nullopt};
-  } else {
-    r = shell ? execute_shell(reply.text) : execute_refine(reply.text, index);
-  }
-  if (!r.feedback.empty()) r.feedback += limits_warning(index + 1);
-  // It quotes the compiler, the ranks and the evaluator: whatever bytes they wrote, the
-  // feedback must travel as JSON to the provider (now and when a resume sends it again).
-  r.feedback = to_valid_utf8(r.feedback);
-
+  const bool truncated = reply.finish == llm::FinishReason::kLength;
+  // The reply is paid for: it is stored before anything is done with it (judging takes
+  // minutes), pending, so that a kill loses nothing and a resume acts on it unasked.
   store::TurnRecord t;
   t.attempt_id = attempt_id_;
   t.index = index;
@@ -231,9 +228,10 @@ void Agent::step() {
   t.cost_usd = reply.cost_usd;
   t.latency_s = reply.latency_s;
   t.finish_reason = reply.raw_finish;
-  t.action = to_string(r.action);
-  t.kernel_hash = r.kernel_hash;
-  t.feedback = r.feedback;
+  std::optional<StepResult> cut;  // a reply cut at max tokens is answered at once
+  if (truncated) cut = truncated_reply();
+  t.action = cut ? to_string(Action::kTruncated) : store::kTurnPending;
+  if (cut) t.feedback = finished_feedback(index, *cut);
   deps_.store->record_turn(t);
 
   ++turns_;
@@ -242,12 +240,44 @@ void Agent::step() {
   cost_ += t.cost_usd;
   history_.push_back({"assistant", reply_as_sent(reply.text)});
   unsent_.clear();
-  if (!r.feedback.empty()) {
-    history_.push_back({"user", r.feedback});
+  const TurnReport paid{index, Action::kTruncated, "", std::nullopt, t.tokens_in, t.tokens_out, t.cost_usd, 0};
+  if (cut) return answered(index, *cut, t.feedback, paid);
+  act_on(index, reply.text, paid);
+}
+
+// What the model is told of a reply cut at max tokens.
+Agent::StepResult Agent::truncated_reply() {
+  ++format_errors_in_a_row_;
+  return {Action::kTruncated, "reply cut at max tokens", std::nullopt,
+          deps_.prompts->render("feedback/truncated", {{"max_tokens", std::to_string(setup_.sampling.max_tokens)},
+                                                       {"shell_mode", setup_.mode == Mode::kShell ? "1" : ""}}),
+          std::nullopt};
+}
+
+std::string Agent::finished_feedback(int index, const StepResult& r) const {
+  if (r.feedback.empty()) return "";
+  // It quotes the compiler, the ranks and the evaluator: whatever bytes they wrote, the
+  // feedback must travel as JSON to the provider (now and when a resume sends it again).
+  return to_valid_utf8(r.feedback + limits_warning(index + 1));
+}
+
+void Agent::act_on(int index, const std::string& reply_text, const TurnReport& paid) {
+  StepResult r = setup_.mode == Mode::kShell ? execute_shell(reply_text) : execute_refine(reply_text, index);
+  if (r.interrupted) {  // Ctrl-C cut the judging short: the turn stays pending for a resume
+    exit_ = ExitReason::kInterrupted;
+    return;
+  }
+  const std::string feedback = finished_feedback(index, r);
+  deps_.store->complete_turn(attempt_id_, index, to_string(r.action), r.kernel_hash, feedback);
+  answered(index, r, feedback, paid);
+}
+
+void Agent::answered(int index, const StepResult& r, const std::string& feedback, const TurnReport& paid) {
+  if (!feedback.empty()) {
+    history_.push_back({"user", feedback});
     unsent_.push_back(history_.back());
   }
-  if (on_turn)
-    on_turn({index, r.action, r.outcome, r.speedup, t.tokens_in, t.tokens_out, t.cost_usd, cost_});
+  if (on_turn) on_turn({index, r.action, r.outcome, r.speedup, paid.tokens_in, paid.tokens_out, paid.cost_usd, cost_});
 }
 
 llm::Reply Agent::query() {
@@ -280,23 +310,17 @@ Agent::StepResult Agent::execute_refine(const std::string& reply_text, int index
   write_file(file, parsed.code);
   const std::string hash = deps_.store->put_kernel(parsed.code);
   const eval::EvalResult result = judge_kernel(file, hash, index);
-  std::string feedback = render_feedback(*deps_.prompts, result, index + 1, setup_.limits.turns);
-  // Ctrl-C reaches the evaluator's processes too (they share the terminal): a failure seen
-  // after it says nothing about the kernel, and a resumed session must not tell the model so.
-  const bool may_be_from_ctrl_c = result.verdict != eval::Verdict::kCorrect &&
-                                  result.verdict != eval::Verdict::kIncorrect;
-  if (deps_.interrupt && deps_.interrupt->load() && may_be_from_ctrl_c) {
-    eval::EvalResult interrupted = result;
-    interrupted.verdict = eval::Verdict::kInfrastructure;
-    interrupted.message = "the evaluation was interrupted (Ctrl-C) before it finished";
-    feedback = render_feedback(*deps_.prompts, interrupted, index + 1, setup_.limits.turns);
+  StepResult r{Action::kKernel, verdict_summary(result), hash,
+               render_feedback(*deps_.prompts, result, index + 1, setup_.limits.turns), min_speedup(result)};
+  if (ctrl_c() && result.verdict == eval::Verdict::kInfrastructure) {
+    r.interrupted = true;
   } else if (result.verdict == eval::Verdict::kInfrastructure) {
     // Another call would be billed for a failure that is not the kernel's: stop here. The
     // feedback is stored all the same, so a resumed session asks for the kernel again.
     exit_ = ExitReason::kInfrastructure;
     exit_message_ = "the evaluator failed: " + result.message;
   }
-  return {Action::kKernel, verdict_summary(result), hash, feedback, min_speedup(result)};
+  return r;
 }
 
 Agent::StepResult Agent::execute_shell(const std::string& reply_text) {
@@ -332,6 +356,14 @@ eval::EvalResult Agent::judge_kernel(const fs::path& file, const std::string& ha
   } catch (const Error& e) {
     could_not_judge(e.what());
   }
+  // Ctrl-C reaches the evaluator's processes too (they share the terminal): a failure seen
+  // after it says nothing about the kernel, and is stored as the infrastructure's.
+  if (ctrl_c() && result.verdict != eval::Verdict::kCorrect && result.verdict != eval::Verdict::kIncorrect &&
+      result.verdict != eval::Verdict::kInfrastructure) {
+    result.message = "the evaluation was interrupted (Ctrl-C) before it finished (it had come to " +
+                     std::string(eval::to_string(result.verdict)) + ": " + result.message + ")";
+    result.verdict = eval::Verdict::kInfrastructure;
+  }
   store::EvaluationRecord e = store::EvaluationRecord::from_result(result.to_json(), hash);
   e.attempt_id = attempt_id_;
   if (index >= 0) e.turn_index = index;
@@ -366,10 +398,9 @@ AttemptOutcome Agent::finish(ExitReason reason) {
   if (setup_.mode == Mode::kShell && reason != ExitReason::kInterrupted && fs::exists(final_kernel)) {
     final_result_ = judge_kernel(
         final_kernel, deps_.store->put_kernel(read_file(final_kernel, "the final kernel")), turns_ - 1);
-    const bool ctrl_c = deps_.interrupt && deps_.interrupt->load();
     if (final_result_->verdict == eval::Verdict::kInfrastructure && reason != ExitReason::kApiError) {
-      reason = ctrl_c ? ExitReason::kInterrupted : ExitReason::kInfrastructure;
-      if (!ctrl_c) exit_message_ = "the evaluator failed on the final kernel.cu: " + final_result_->message;
+      reason = ctrl_c() ? ExitReason::kInterrupted : ExitReason::kInfrastructure;
+      if (!ctrl_c()) exit_message_ = "the evaluator failed on the final kernel.cu: " + final_result_->message;
     }
   }
   deps_.store->finish_attempt(attempt_id_, {status_of(reason), to_string(reason), best_hash_});

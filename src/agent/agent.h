@@ -108,7 +108,8 @@ class Agent {
   // Begins a new attempt under `run_id` and runs it to its end.
   AttemptOutcome start(int64_t run_id);
   // Continues a stored attempt (any but a submitted one, of this session's mode: see
-  // resumable_attempt) from its stored conversation.
+  // resumable_attempt) from its stored conversation. A last reply stored but never acted on
+  // (killed, or Ctrl-C, while its kernel was judged) is acted on first, unasked and unpaid.
   AttemptOutcome resume(int64_t attempt_id);
   // Both end the attempt with ExitReason::kInfrastructure, its reply and feedback stored,
   // when the evaluator cannot judge a kernel (an infrastructure verdict, or the judge
@@ -122,6 +123,14 @@ class Agent {
   AttemptOutcome run();
   std::optional<ExitReason> limit_reached() const;
   void step();
+  // The stored (pending) reply of turn `index` acted on: its kernel judged or its command
+  // run, and the turn completed with what came of it; `paid` is what it cost (0 when a
+  // resume acts on a reply an earlier process paid for).
+  void act_on(int index, const std::string& reply_text, const TurnReport& paid);
+  void answered(int index, const StepResult& r, const std::string& feedback, const TurnReport& paid);
+  StepResult truncated_reply();
+  std::string finished_feedback(int index, const StepResult& r) const;
+  bool ctrl_c() const { return deps_.interrupt && deps_.interrupt->load(); }
   llm::Reply query();
   StepResult execute_refine(const std::string& reply_text, int index);
   StepResult execute_shell(const std::string& reply_text);
@@ -147,6 +156,8 @@ class Agent {
   double cost_ = 0;
   double started_ = 0;  // steady clock seconds
   std::optional<ExitReason> exit_;
+  std::optional<int> pending_turn_;  // resumed with its last reply not yet acted on
+  std::string pending_reply_;
   std::string exit_message_;
   std::optional<std::string> best_hash_;
   std::optional<double> best_speedup_;

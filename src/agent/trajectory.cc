@@ -37,6 +37,12 @@ Conversation rebuild_conversation(const std::vector<store::TurnRecord>& turns) {
   if (c.system.empty())
     throw Error("the first stored turn of attempt " + std::to_string(turns[0].attempt_id) +
                 " has no system prompt; cannot resume it");
+  for (size_t i = 0; i + 1 < turns.size(); ++i)
+    if (turns[i].action == store::kTurnPending)
+      throw Error("turn " + std::to_string(i) + " of attempt " + std::to_string(turns[i].attempt_id) +
+                  " was never acted on, yet later turns follow it; cannot resume it");
+  c.last_reply_pending = turns.back().action == store::kTurnPending;
+  if (c.last_reply_pending) return c;
   if (turns.back().feedback.empty())
     throw Error("the last turn of attempt " + std::to_string(turns.back().attempt_id) +
                 " has no feedback to continue from (was it submitted?)");

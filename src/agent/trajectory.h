@@ -22,6 +22,9 @@ std::string reply_as_sent(const std::string& reply);
 struct Conversation {
   std::string system;
   std::vector<llm::Message> messages;  // user/assistant, alternating, ending with a user one
+  // The last turn's reply was stored but never acted on (a kill while its kernel was
+  // judged): the messages end with that reply, which the resumed session acts on first.
+  bool last_reply_pending = false;
 };
 
 // The JSON array stored as a turn's messages: [{"role", "content"}, ...]; the system prompt
@@ -30,7 +33,7 @@ nlohmann::json new_messages_json(const std::string& system, const std::vector<ll
 
 // Rebuilds the conversation to continue from stored turns (ordered by index). Throws
 // mgk::Error when they do not form one (no system prompt in turn 0, a gap in the indices,
-// a last turn without feedback to send next).
+// a last turn without feedback to send next, a pending turn before the last).
 Conversation rebuild_conversation(const std::vector<store::TurnRecord>& turns);
 
 }  // namespace mgk::agent

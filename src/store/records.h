@@ -92,11 +92,16 @@ struct TurnRecord {
   double cost_usd = 0;
   double latency_s = 0;
   std::string finish_reason;               // as the provider reported it: stop, length, ...
-  std::string action;                      // what the reply was taken as: kernel, shell, ...
+  std::string action;                      // what the reply was taken as: kernel, shell, ...,
+                                           // or kTurnPending until the agent acted on it
   std::optional<std::string> kernel_hash;  // the kernel the reply proposed, from put_kernel
   std::string feedback;                    // the tool's answer (next user message), if any
   std::string created_at;                  // set by the store
 };
+
+// The action of a turn whose reply is stored (paid for) but not yet acted on: its kernel
+// being judged, its command run. A resume acts on it without asking the model again.
+inline constexpr const char* kTurnPending = "pending";
 
 // One evaluation of a kernel. Build it from an EvalResult's JSON with from_result().
 struct EvaluationRecord {

@@ -158,6 +158,19 @@ void Store::record_turn(const TurnRecord& t) {
   tx.commit();
 }
 
+void Store::complete_turn(int64_t attempt_id, int index, const std::string& action,
+                          const std::optional<std::string>& kernel_hash, const std::string& feedback) {
+  std::lock_guard lock(*mutex_);
+  const std::string which = "turn " + std::to_string(index) + " of attempt " + std::to_string(attempt_id);
+  with_context("while completing " + which, [&] {
+    Statement s(db_, "UPDATE turns SET action = ?, kernel_hash = ?, feedback = ? "
+                     "WHERE attempt_id = ? AND turn_index = ? AND action = ?");
+    s.bind(1, action).bind(2, kernel_hash).bind(3, feedback).bind(4, attempt_id).bind(5, index).bind(6, kTurnPending);
+    s.run();
+  });
+  if (db_.changes() == 0) throw Error(which + " is not a pending turn in " + path().string());
+}
+
 void Store::finish_attempt(int64_t attempt_id, const AttemptEnd& end) {
   std::lock_guard lock(*mutex_);
   with_context("while finishing attempt " + std::to_string(attempt_id), [&] {

@@ -59,6 +59,10 @@ class Store {
   // Stores one turn and adds its tokens and cost to the attempt's and the run's totals,
   // atomically. A turn index already stored for the attempt is an error.
   void record_turn(const TurnRecord& turn);
+  // A turn stored with action kTurnPending (its reply paid for, not yet acted on) gets what
+  // was done with it: its action, kernel and feedback. Any other turn: an Error.
+  void complete_turn(int64_t attempt_id, int index, const std::string& action,
+                     const std::optional<std::string>& kernel_hash, const std::string& feedback);
   void finish_attempt(int64_t attempt_id, const AttemptEnd& end);
   // Marks a stored attempt "running" again for `generate --resume`; returns it.
   AttemptSummary reopen_attempt(int64_t attempt_id);

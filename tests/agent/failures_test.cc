@@ -104,9 +104,10 @@ TEST_F(AgentTest, AJudgeThatThrowsIsAnInfrastructureFailureAndTheTurnIsKept) {
 TEST_F(AgentTest, AStoreThatFailsMidSessionMarksTheAttemptFailedAndSaysWhere) {
   server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(kernel_reply(kKernel))));
   judge_.push([this](const std::filesystem::path&) {
-    // While the kernel is judged the store starts refusing turns (as a full disk would).
+    // While the kernel is judged the store starts refusing to write turns (as a full disk
+    // would): the pending turn cannot be completed.
     store::Database db = store::Database::open(home_.path() / "mgk.db");
-    db.exec("CREATE TRIGGER refuse BEFORE INSERT ON turns BEGIN SELECT RAISE(ABORT, 'disk full'); END");
+    db.exec("CREATE TRIGGER refuse BEFORE UPDATE ON turns BEGIN SELECT RAISE(ABORT, 'disk full'); END");
     return correct_result(1.5, 1.2);
   });
   auto p = provider("openai:gpt-test");

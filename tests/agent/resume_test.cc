@@ -1,5 +1,9 @@
 // Ctrl-C in the middle of a session, then `--resume`: the conversation continues from what
 // the store kept, and the totals add up over both sessions.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -75,23 +79,85 @@ TEST_F(AgentTest, AnInterruptedAttemptResumesFromItsStoredConversation) {
   EXPECT_EQ(read_file(*second.best_kernel), kV3);
 }
 
-TEST_F(AgentTest, AFailureSeenAfterCtrlCIsNotBlamedOnTheKernel) {
-  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(kernel_reply(kV1))));
+// Ctrl-C while the kernel is judged: the failure the evaluator saw is stored as the
+// infrastructure's (the ranks died of the same SIGINT), the paid turn stays pending, and a
+// resume judges that kernel again without asking the model for it.
+TEST_F(AgentTest, AFailureSeenAfterCtrlCIsNotBlamedOnTheKernelAndAResumeJudgesItAgain) {
+  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(kernel_reply(kV1), {1000, 100})));
   judge_.push([this](const std::filesystem::path&) {
-    interrupt_ = true;  // the ranks died of the same SIGINT
+    interrupt_ = true;
     eval::EvalResult r;
     r.verdict = eval::Verdict::kRuntimeError;
     r.message = "rank 0 was killed by signal 2";
     return r;
   });
   auto p = provider("openai:gpt-test");
-  AttemptOutcome out = make_agent(setup(Mode::kRefine, 4), *p).start(new_run());
+  AttemptOutcome out = make_agent(setup(Mode::kRefine, 1), *p).start(new_run());
   EXPECT_EQ(out.reason, ExitReason::kInterrupted);
   auto turns = store_.turns(out.attempt_id);
   ASSERT_EQ(turns.size(), 1u);
-  EXPECT_NE(turns[0].feedback.find("nothing about your kernel"), std::string::npos) << turns[0].feedback;
-  EXPECT_NE(turns[0].feedback.find("interrupted (Ctrl-C)"), std::string::npos) << turns[0].feedback;
-  EXPECT_EQ(store_.evaluations_of_attempt(out.attempt_id)[0].verdict, "runtime_error");  // as measured
+  EXPECT_EQ(turns[0].action, store::kTurnPending);
+  EXPECT_EQ(store_.attempt(out.attempt_id)->tokens_in, 1000) << "the paid reply is counted";
+  auto evals = store_.evaluations_of_attempt(out.attempt_id);
+  ASSERT_EQ(evals.size(), 1u);
+  EXPECT_EQ(evals[0].verdict, "infrastructure");
+  EXPECT_EQ(evals[0].message, "the evaluation was interrupted (Ctrl-C) before it finished (it had come to "
+                              "runtime_error: rank 0 was killed by signal 2)");
+
+  interrupt_ = false;
+  judge_.push(correct_result(1.5, 1.2));
+  AttemptOutcome resumed = make_agent(setup(Mode::kRefine, 1), *p).resume(out.attempt_id);
+  EXPECT_EQ(resumed.reason, ExitReason::kTurnsExhausted) << resumed.message;
+  EXPECT_EQ(server_.request_count(), 1u) << "the model was asked again for a kernel it had given";
+  turns = store_.turns(out.attempt_id);
+  ASSERT_EQ(turns.size(), 1u);
+  EXPECT_EQ(turns[0].action, "kernel");
+  EXPECT_NE(turns[0].feedback.find("1.20"), std::string::npos) << turns[0].feedback;
+  evals = store_.evaluations_of_attempt(out.attempt_id);
+  ASSERT_EQ(evals.size(), 2u);
+  EXPECT_EQ(evals[1].verdict, "correct");
+  EXPECT_EQ(store_.attempt(out.attempt_id)->tokens_in, 1000) << "nothing more was paid";
+  EXPECT_EQ(store_.attempt(out.attempt_id)->best_kernel_hash, store_.put_kernel(kV1));
+}
+
+// SIGKILL (the OOM killer, Slurm's KillWait) while a kernel is judged, which takes minutes:
+// the reply the provider billed is in the store with its cost, and a resume judges it
+// without paying for it again.
+TEST_F(AgentTest, AKillWhileTheKernelIsJudgedKeepsThePaidTurnAndAResumeJudgesIt) {
+  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(kernel_reply(kV1), {100000, 20000})));
+  const int64_t run = new_run();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    store::Store store = store::Store::open(home_.path() / "mgk.db");
+    ScriptedJudge killer;
+    killer.push([](const std::filesystem::path&) -> eval::EvalResult {
+      ::kill(::getpid(), SIGKILL);
+      return {};
+    });
+    auto p = provider("openai:gpt-test");
+    Agent(setup(Mode::kRefine, 1), AgentDeps{p.get(), &killer, &store, &prompts_, &interrupt_}).start(run);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the session was meant to be killed while judging";
+  auto turns = store_.turns(1);
+  ASSERT_EQ(turns.size(), 1u) << "the paid reply was lost";
+  EXPECT_EQ(turns[0].action, store::kTurnPending);
+  const double paid = store_.attempt(1)->cost_usd;
+  EXPECT_GT(paid, 0);
+
+  judge_.push(mismatch_result());
+  auto p = provider("openai:gpt-test");
+  AttemptOutcome resumed = make_agent(setup(Mode::kRefine, 1), *p).resume(1);
+  EXPECT_EQ(resumed.reason, ExitReason::kTurnsExhausted) << resumed.message;
+  EXPECT_EQ(server_.request_count(), 1u);
+  turns = store_.turns(1);
+  ASSERT_EQ(turns.size(), 1u);
+  EXPECT_EQ(turns[0].action, "kernel");
+  EXPECT_FALSE(turns[0].feedback.empty());
+  EXPECT_EQ(store_.attempt(1)->cost_usd, paid);
+  EXPECT_EQ(store_.evaluations_of_attempt(1).back().verdict, "incorrect");
 }
 
 TEST_F(AgentTest, ASubmittedAttemptCannotBeResumed) {

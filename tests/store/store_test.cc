@@ -105,6 +105,28 @@ TEST_F(StoreTest, TurnsRoundTripAndTotalsFollow) {
   EXPECT_DOUBLE_EQ(store.attempt(attempt)->cost_usd, 0.75);
 }
 
+// The agent stores a reply before it acts on it (pending), then completes it once; its
+// tokens and cost count from the first write.
+TEST_F(StoreTest, APendingTurnIsCompletedOnceAndCountsFromTheStart) {
+  int64_t run = store.begin_run({"generate", "m", {}});
+  int64_t attempt = store.begin_attempt(test::attempt_start(run, "p"));
+  TurnRecord t = turn(attempt, 0, 1000, 300, 0.25);
+  t.action = kTurnPending;
+  t.feedback = "";
+  store.record_turn(t);
+  EXPECT_DOUBLE_EQ(store.attempt(attempt)->cost_usd, 0.25);
+  const std::string kernel = store.put_kernel("__global__ void k() {}\n");
+  store.complete_turn(attempt, 0, "kernel", kernel, "correct");
+  auto turns = store.turns(attempt);
+  ASSERT_EQ(turns.size(), 1u);
+  EXPECT_EQ(turns[0].action, "kernel");
+  EXPECT_EQ(turns[0].kernel_hash, kernel);
+  EXPECT_EQ(turns[0].feedback, "correct");
+  EXPECT_THROW(store.complete_turn(attempt, 0, "kernel", kernel, "again"), Error) << "completed twice";
+  EXPECT_THROW(store.complete_turn(attempt, 1, "kernel", std::nullopt, "none"), Error) << "no such turn";
+  EXPECT_DOUBLE_EQ(store.attempt(attempt)->cost_usd, 0.25);
+}
+
 TEST_F(StoreTest, ATurnNamingAnUnstoredKernelIsRefusedWhole) {
   int64_t run = store.begin_run({"generate", "m", {}});
   int64_t attempt = store.begin_attempt(test::attempt_start(run, "p"));
