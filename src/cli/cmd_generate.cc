@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 #include <numeric>
+#include <set>
 
 #include "agent/agent.h"
 #include "agent/feedback.h"
@@ -37,7 +38,26 @@ struct GenerateArgs {
   agent::SessionChoices session;
   bool temperature_given = false, tune = false, world_given = false, compile_only = false, dry_run = false;
   int64_t resume = 0;
+  std::set<std::string> given;  // the session flags on the command line (a resume keeps the others)
 };
+
+// A resumed session samples and stops as it began: the stored attempt's limits and sampling
+// stand for every flag the command line leaves out.
+void keep_stored_session(const nlohmann::json& stored, GenerateArgs& a) {
+  auto keep = [&](const char* flag, const char* key, auto& value) {
+    if (!a.given.count(flag) && stored.contains(key) && !stored[key].is_null())
+      value = stored[key].get<std::decay_t<decltype(value)>>();
+  };
+  keep("--max-cost", "max_cost_usd", a.session.limits.max_cost_usd);
+  keep("--max-time", "max_seconds", a.session.limits.max_seconds);
+  keep("--max-tokens", "max_tokens", a.session.sampling.max_tokens);
+  keep("--reasoning-effort", "reasoning_effort", a.reasoning_effort);
+  if (stored.value("compile_only", false)) a.compile_only = true;
+  if (!a.temperature_given && stored.contains("temperature")) {
+    a.temperature = stored["temperature"].get<double>();
+    a.temperature_given = true;
+  }
+}
 
 std::string money(double usd) {
   char b[32];
@@ -124,7 +144,7 @@ bool tune_best(const agent::AttemptOutcome& o, const eval::EvalOptions& eval_opt
   }
 }
 
-ExitCode run_generate(const GenerateArgs& a, const Globals& g) {
+ExitCode run_generate(GenerateArgs a, const Globals& g) {
   store::Store store = open_store(g);
   std::string problem = a.problem, model = a.model, mode = a.mode;
   int world = a.world, turns = a.turns;
@@ -133,6 +153,7 @@ ExitCode run_generate(const GenerateArgs& a, const Globals& g) {
     const store::AttemptSummary s = agent::resumable_attempt(store, a.resume, {problem, model, std::nullopt});
     problem = s.problem, model = s.model, mode = s.mode, world = s.world_size, run_id = s.run_id;
     if (turns == 0) turns = s.config.value("turns", 0);
+    keep_stored_session(s.config, a);
   } else if (problem.empty() || model.empty()) {
     throw UsageError("give --problem and --model (or --resume ATTEMPT_ID)");
   }
@@ -271,7 +292,11 @@ void add_generate_command(CLI::App& root, Globals& g) {
   c->add_flag("--compile-only", a->compile_only, "The judge only compiles (no GPU needed; nothing is checked)");
   c->add_flag("--dry-run", a->dry_run,
               "Print the first prompt, the GPU group and a token estimate; call no model");
-  c->callback([a, &g] { g.exit_code = run_generate(*a, g); });
+  c->callback([a, c, &g] {
+    for (const char* flag : {"--max-cost", "--max-time", "--max-tokens", "--reasoning-effort"})
+      if (c->count(flag)) a->given.insert(flag);
+    g.exit_code = run_generate(*a, g);
+  });
 }
 
 }  // namespace mgk::cli

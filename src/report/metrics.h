@@ -85,7 +85,7 @@ struct RunMetrics {
   int samples = 0;
   std::vector<double> ps;
   int finished = 0, unfinished = 0;  // finished: the attempts the metrics count
-  int infrastructure = 0;            // finished, but cut short by the machine: not counted
+  int infrastructure = 0;            // ended, but cut short by the provider or the evaluator: not counted
   GroupMetrics suite;
   std::vector<GroupMetrics> categories;  // by name
   std::vector<ProblemMetrics> problems;  // by name

@@ -110,6 +110,28 @@ TEST_F(GenerateCli, ACompileOnlySessionRunsWithoutAGpuAndTellsTheModelNothingRan
   EXPECT_NE(feedback.find("it was not run, checked or timed"), std::string::npos) << feedback;
 }
 
+// A resumed session samples and stops as it began: it ran with the defaults (16384 tokens,
+// the provider's temperature, a $3 cost limit) whatever the first session was given.
+TEST_F(GenerateCli, AResumedSessionKeepsItsSamplingAndLimitsAndTheFlagsGivenOverrideThem) {
+  for (int i = 0; i < 3; ++i)
+    server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply("no code block, sorry")));
+  test::CliResult first = test::run_mgk({"generate", "--problem", "collectives/all_reduce", "--model", "openai:gpt-test",
+                                         "--turns", "1", "--compile-only", "--max-tokens", "777", "--temperature",
+                                         "0.25", "--max-cost", "0.5"},
+                                        env());
+  ASSERT_EQ(first.exit_code, 4) << first.output;
+  test::CliResult resumed = test::run_mgk({"generate", "--resume", "1", "--turns", "2"}, env());
+  EXPECT_EQ(resumed.exit_code, 4) << resumed.output;
+  test::CliResult again = test::run_mgk({"generate", "--resume", "1", "--turns", "3", "--max-tokens", "555"}, env());
+  EXPECT_EQ(again.exit_code, 4) << again.output;
+  const auto requests = server_.requests();
+  ASSERT_EQ(requests.size(), 3u) << resumed.output << again.output;
+  EXPECT_EQ(requests[1].json["max_completion_tokens"], 777) << requests[1].json.dump();
+  EXPECT_EQ(requests[1].json["temperature"], 0.25);
+  EXPECT_EQ(requests[2].json["max_completion_tokens"], 555) << "the flag given wins";
+  EXPECT_EQ(requests[2].json["temperature"], 0.25);
+}
+
 // `--tune` with scripted rank processes (tests/fakes/): the session's kernel is correct and
 // timed (two scripted GPUs), then the tuner compiles and times its variants with real nvcc.
 // Ctrl-C during the tuning once ended in exit 0, the session's code, as if nothing had been cut.
