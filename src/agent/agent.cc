@@ -166,8 +166,8 @@ AttemptOutcome Agent::run() {
   };
   try {
     prepare_sandbox();
-    if (pending_turn_) {  // paid for by the process that stored it: costs nothing now
-      act_on(*pending_turn_, pending_reply_, {*pending_turn_, Action::kKernel, "", std::nullopt, 0, 0, 0, 0});
+    if (pending_turn_) {  // paid for by the process that stored it
+      act_on(*pending_turn_, pending_reply_, Paid{});
       pending_turn_.reset();
       if (exit_) return finish(*exit_);
     }
@@ -240,7 +240,7 @@ void Agent::step() {
   cost_ += t.cost_usd;
   history_.push_back({"assistant", reply_as_sent(reply.text)});
   unsent_.clear();
-  const TurnReport paid{index, Action::kTruncated, "", std::nullopt, t.tokens_in, t.tokens_out, t.cost_usd, 0};
+  const Paid paid{t.tokens_in, t.tokens_out, t.cost_usd};
   if (cut) return answered(index, *cut, t.feedback, paid);
   act_on(index, reply.text, paid);
 }
@@ -261,7 +261,7 @@ std::string Agent::finished_feedback(int index, const StepResult& r) const {
   return to_valid_utf8(r.feedback + limits_warning(index + 1));
 }
 
-void Agent::act_on(int index, const std::string& reply_text, const TurnReport& paid) {
+void Agent::act_on(int index, const std::string& reply_text, const Paid& paid) {
   StepResult r = setup_.mode == Mode::kShell ? execute_shell(reply_text) : execute_refine(reply_text, index);
   if (r.interrupted) {  // Ctrl-C cut the judging short: the turn stays pending for a resume
     exit_ = ExitReason::kInterrupted;
@@ -272,7 +272,7 @@ void Agent::act_on(int index, const std::string& reply_text, const TurnReport& p
   answered(index, r, feedback, paid);
 }
 
-void Agent::answered(int index, const StepResult& r, const std::string& feedback, const TurnReport& paid) {
+void Agent::answered(int index, const StepResult& r, const std::string& feedback, const Paid& paid) {
   if (!feedback.empty()) {
     history_.push_back({"user", feedback});
     unsent_.push_back(history_.back());

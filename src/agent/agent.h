@@ -123,11 +123,15 @@ class Agent {
   AttemptOutcome run();
   std::optional<ExitReason> limit_reached() const;
   void step();
+  // What a reply cost this process: nothing when a resume acts on one an earlier process paid for.
+  struct Paid {
+    int64_t tokens_in = 0, tokens_out = 0;
+    double cost_usd = 0;
+  };
   // The stored (pending) reply of turn `index` acted on: its kernel judged or its command
-  // run, and the turn completed with what came of it; `paid` is what it cost (0 when a
-  // resume acts on a reply an earlier process paid for).
-  void act_on(int index, const std::string& reply_text, const TurnReport& paid);
-  void answered(int index, const StepResult& r, const std::string& feedback, const TurnReport& paid);
+  // run, and the turn completed with what came of it.
+  void act_on(int index, const std::string& reply_text, const Paid& paid);
+  void answered(int index, const StepResult& r, const std::string& feedback, const Paid& paid);
   StepResult truncated_reply();
   std::string finished_feedback(int index, const StepResult& r) const;
   bool ctrl_c() const { return deps_.interrupt && deps_.interrupt->load(); }

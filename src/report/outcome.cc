@@ -134,9 +134,7 @@ AttemptResult classify(const AttemptData& a) {
     // the credible sizes' speedups of a kernel timed under the floor at another size.
     const nlohmann::json sizes = best->result.value("sizes", nlohmann::json::array());
     r.credible = std::none_of(sizes.begin(), sizes.end(), store::timed_below_floor);
-    r.timed = best->speedup_min.has_value() || std::any_of(sizes.begin(), sizes.end(), [](const nlohmann::json& z) {
-                return z.contains("candidate") && !z["candidate"].is_null();
-              });
+    r.timed = best->speedup_min.has_value() || std::any_of(sizes.begin(), sizes.end(), store::candidate_timed);
     if (r.credible) r.speedup = best->speedup_min;
     if (r.timed) r.roofline_fraction = median_roofline(best->result);
     else r.not_timed_because = eval::ranks_share_gpu(best->gpus) ? "ranks shared a GPU" : "not timed";

@@ -47,10 +47,11 @@ nlohmann::json with_kernel_hash(nlohmann::json result, const std::string& kernel
   return result;
 }
 
-bool timed_below_floor(const nlohmann::json& size) {
-  return size.is_object() && size.contains("candidate") && !size["candidate"].is_null() &&
-         !size.value("credible", true);
+bool candidate_timed(const nlohmann::json& size) {
+  return size.is_object() && size.contains("candidate") && !size["candidate"].is_null();
 }
+
+bool timed_below_floor(const nlohmann::json& size) { return candidate_timed(size) && !size.value("credible", true); }
 
 EvaluationRecord EvaluationRecord::from_result(const nlohmann::json& raw_result,
                                                std::string kernel_hash) {

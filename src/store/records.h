@@ -133,7 +133,9 @@ struct EvaluationRecord {
 nlohmann::json with_kernel_hash(nlohmann::json result, const std::string& kernel_hash);
 
 // One size of an evaluation result (eval::EvalResult::to_json()'s "sizes"): its candidate was
-// timed, and the time is under the timing floor (an empty kernel), so it is not credible.
+// timed; timed_below_floor: and the time is under the timing floor (an empty kernel), so it is
+// not credible.
+bool candidate_timed(const nlohmann::json& size);
 bool timed_below_floor(const nlohmann::json& size);
 
 // Everything `mgk show` prints about one attempt.
