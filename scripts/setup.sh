@@ -7,6 +7,8 @@ build="${1:-$here/build}"
 
 packages=(cmake ninja-build g++ pkg-config libcurl4-openssl-dev nlohmann-json3-dev libcli11-dev
           libboost-dev libboost-filesystem-dev libsqlite3-dev sqlite3 libgtest-dev bubblewrap
+          libseccomp-dev  # the candidate process's system-call filter (linked statically)
+          binutils  # objdump: the built kernels' code is checked for system-call instructions
           chromium  # the HTML report test renders the report headless
           python3  # the device-visit scripts (scripts/suite-on-one-gpu.sh) and their test
           slurm-wlm munge)  # the Slurm executor's test starts a one-node Slurm of its own

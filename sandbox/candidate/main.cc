@@ -6,6 +6,11 @@
 // to make under the shared call protocol. It holds no oracle, no expected values, no
 // checker, no reference and no NCCL (it does not even link them), and every call it is
 // asked for looks the same whether it will be checked or not.
+//
+// Once its CUDA context exists it runs under its system-call filter (syscall_filter.h),
+// tightened again once the candidate's library is loaded. Nothing it measures is trusted
+// alone: the model's code shares this process and can rewrite any of it, so the harness
+// bounds every timed call by its own clock (harness/outside_clock.h).
 #include <cuda_runtime.h>
 #include <unistd.h>
 
@@ -18,8 +23,10 @@
 #include <vector>
 
 #include "call.h"
+#include "driver.h"
 #include "mgk/dtype_table.h"
 #include "solution.h"
+#include "syscall_filter.h"
 #include "vmm.h"
 #include "wire/protocol.h"
 
@@ -33,7 +40,9 @@ namespace {
 
 class CandidateProcess : public mgk::sandbox::SolutionHost {
  public:
-  explicit CandidateProcess(int fd) : channel_(fd) {}
+  // `visible_device` >= 0: the launcher showed this process its GPU alone, as this ordinal,
+  // whatever the harness calls it.
+  CandidateProcess(int fd, int visible_device) : channel_(fd), visible_device_(visible_device) {}
 
   int serve() {
     for (;;) {
@@ -80,7 +89,7 @@ class CandidateProcess : public mgk::sandbox::SolutionHost {
   using Fds = std::vector<int>;
 
   bool on(const cand::Init& m, const Fds&, wire::Reply& r) {
-    device_ = m.device;
+    device_ = visible_device_ >= 0 ? visible_device_ : m.device;
     rank_ = m.rank;
     world_ = m.world;
     cudaDeviceProp prop;
@@ -89,12 +98,33 @@ class CandidateProcess : public mgk::sandbox::SolutionHost {
     if (e != cudaSuccess)  // "out of memory" here: the GPU is too full for one more context
       throw std::runtime_error("cannot use GPU " + std::to_string(device_) + " (" + cudaGetErrorString(e) + ")");
     l2_bytes_ = size_t(prop.l2CacheSize);
+    num_sms_ = prop.multiProcessorCount;
+    if (cudaGetDeviceCount(&devices_) != cudaSuccess) devices_ = 1;
     r.gpu = prop.name;
     r.sms = prop.multiProcessorCount;
+    mgk::sandbox::install_syscall_filter(mgk::sandbox::FilterStage::kBeforeLoad);
     return true;
   }
   bool on(const cand::Load& m, const Fds&, wire::Reply&) {
+    if (solution_) throw std::runtime_error("the candidate's library is loaded already");
+    probe_site_.reset();
+    if (probe_bytes_) cudaFree(probe_bytes_), probe_bytes_ = nullptr;
     solution_ = std::make_unique<Solution>(m.library, "candidate", false);
+    // Its libraries are in: from here on no memory becomes executable.
+    mgk::sandbox::install_syscall_filter(mgk::sandbox::FilterStage::kLoaded);
+    return true;
+  }
+  bool on(const cand::Probe& m, const Fds&, wire::Reply& r) {
+    if (solution_) throw std::runtime_error("a probe after the candidate's library was loaded");
+    if (!probe_site_) {
+      probe_site_ = std::make_unique<mgk::sandbox::CallSite>(rank_, world_, buffer(m.flags).device_peers(), l2_bytes_);
+      if (cudaMalloc(&probe_bytes_, 32) != cudaSuccess) throw std::runtime_error("cannot allocate the probe's buffer");
+    }
+    char* b = static_cast<char*>(probe_bytes_);
+    r.times_us.push_back(probe_site_->call(
+        [&](cudaStream_t s) { mgk::sandbox::empty_launch(num_sms_, kProbeThreads, s); }, {{b, b + 16, 16}}, true,
+        "probe"));
+    wait_for_every_device();
     return true;
   }
   bool on(const cand::MapBuffer& m, const Fds& fds, wire::Reply&) {
@@ -145,7 +175,30 @@ class CandidateProcess : public mgk::sandbox::SolutionHost {
     r.times_us.push_back(site_->call(
         [&](cudaStream_t s) { solution_->run(in.data(), int(in.size()), out.data(), int(out.size()), s); },
         outputs_io_.at(size_t(m.set)), m.aligned, "candidate"));
+    wait_for_every_device();
     return true;
+  }
+
+  // Work the candidate queued on another GPU it can see is waited for too (with its GPU
+  // alone visible, the launcher's way, there is none). Devices it never used are skipped:
+  // waiting on them would create a context there.
+  void wait_for_every_device() {
+    const auto& drv = mgk::sandbox::driver();
+    for (int d = 0; d < devices_; ++d) {
+      if (d == device_) continue;
+      CUdevice dev;
+      unsigned flags = 0;
+      int active = 0;
+      if (drv.device_get(&dev, d) != CUDA_SUCCESS || drv.primary_ctx_state(dev, &flags, &active) != CUDA_SUCCESS ||
+          !active)
+        continue;
+      cudaError_t e = cudaSetDevice(d);
+      if (e == cudaSuccess) e = cudaDeviceSynchronize();
+      cudaSetDevice(device_);
+      if (e != cudaSuccess)
+        throw SolutionFault(std::string("CUDA error on GPU ") + std::to_string(d) +
+                            " during a call of the candidate: " + cudaGetErrorString(e));
+    }
   }
   bool on(const cand::Teardown&, const Fds&, wire::Reply&) {
     cudaDeviceSynchronize();
@@ -189,9 +242,14 @@ class CandidateProcess : public mgk::sandbox::SolutionHost {
     return t;
   }
 
+  static constexpr int kProbeThreads = 512;  // as the harness's timing floor
+
   wire::Channel channel_;
-  int rank_ = 0, world_ = 1, device_ = 0;
+  int visible_device_ = -1;
+  int rank_ = 0, world_ = 1, device_ = 0, devices_ = 1, num_sms_ = 0;
   size_t l2_bytes_ = 0;
+  std::unique_ptr<mgk::sandbox::CallSite> probe_site_;
+  void* probe_bytes_ = nullptr;
   std::unique_ptr<Solution> solution_;
   std::map<int, Mapping> buffers_;
   std::vector<Mapping> scratch_;  // the candidate's own symmetric buffers
@@ -205,15 +263,19 @@ class CandidateProcess : public mgk::sandbox::SolutionHost {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int fd = -1;
-  for (int i = 1; i + 1 < argc; ++i)
+  int fd = -1, visible_device = -1;
+  for (int i = 1; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--fd") == 0) fd = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--visible-device") == 0) visible_device = std::atoi(argv[i + 1]);
+  }
   if (fd < 0) {
-    std::fprintf(stderr, "usage: mgk-candidate --fd FD\n(started by 'mgk eval' for its harness; not meant to be run by hand)\n");
+    std::fprintf(stderr,
+                 "usage: mgk-candidate --fd FD [--visible-device N]\n(started by 'mgk eval' for its harness; not meant "
+                 "to be run by hand)\n");
     return 64;
   }
   try {
-    return CandidateProcess(fd).serve();
+    return CandidateProcess(fd, visible_device).serve();
   } catch (const mgk::wire::ClosedError&) {
     return 0;  // the harness went away
   } catch (const std::exception& e) {

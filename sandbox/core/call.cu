@@ -44,7 +44,45 @@ __global__ void barrier_kernel(void* const* flag_peers, int rank, int world, uin
 
 __global__ void empty_kernel() {}
 
+constexpr int kCopiesPerLaunch = 32;
+struct CopyTable {
+  int count;
+  const unsigned char* src[kCopiesPerLaunch];
+  unsigned char* dst[kCopiesPerLaunch];
+  size_t bytes[kCopiesPerLaunch];
+};
+
+__global__ void copy_kernel(CopyTable t) {
+  const size_t stride = size_t(gridDim.x) * blockDim.x;
+  const size_t first = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (int c = 0; c < t.count; ++c) {
+    const size_t bytes = t.bytes[c];
+    const bool aligned = ((reinterpret_cast<uintptr_t>(t.src[c]) | reinterpret_cast<uintptr_t>(t.dst[c])) & 15) == 0;
+    const size_t vectors = aligned ? bytes / 16 : 0;
+    const uint4* s4 = reinterpret_cast<const uint4*>(t.src[c]);
+    uint4* d4 = reinterpret_cast<uint4*>(t.dst[c]);
+    for (size_t i = first; i < vectors; i += stride) d4[i] = s4[i];
+    for (size_t i = vectors * 16 + first; i < bytes; i += stride) t.dst[c][i] = t.src[c][i];
+  }
+}
+
 }  // namespace
+
+void copy_outputs(const std::vector<OutputBuffers>& outputs, cudaStream_t s) {
+  for (size_t at = 0; at < outputs.size(); at += kCopiesPerLaunch) {
+    CopyTable t{};
+    size_t most = 0;
+    for (size_t i = at; i < outputs.size() && t.count < kCopiesPerLaunch; ++i, ++t.count) {
+      t.src[t.count] = static_cast<const unsigned char*>(outputs[i].data);
+      t.dst[t.count] = static_cast<unsigned char*>(outputs[i].snapshot);
+      t.bytes[t.count] = outputs[i].bytes;
+      most = std::max(most, outputs[i].bytes);
+    }
+    const int blocks = int(std::clamp<size_t>((most / 16 + 511) / 512, 1, 1024));
+    copy_kernel<<<blocks, 512, 0, s>>>(t);
+    ck(cudaGetLastError(), "snapshot copy launch");
+  }
+}
 
 void device_barrier(void* const* flag_peers, int rank, int world, uint64_t epoch, cudaStream_t s) {
   barrier_kernel<<<1, 128, 0, s>>>(flag_peers, rank, world, epoch);
@@ -96,8 +134,7 @@ double CallSite::call(const std::function<void(cudaStream_t)>& enqueue, const st
   // Device-side, the moment the stream reaches the end event, with no host round trip: work
   // the solution left running on another stream (or a peer still writing) is caught half-way.
   ck(cudaStreamWaitEvent(side_, end_, 0), "snapshot wait");
-  for (const auto& o : outputs)
-    ck(cudaMemcpyAsync(o.snapshot, o.data, o.bytes, cudaMemcpyDeviceToDevice, side_), "snapshot copy");
+  copy_outputs(outputs, side_);
   if (aligned) barrier();  // every rank is done before anyone's inputs are rewritten
   cudaError_t e = cudaDeviceSynchronize();
   if (e != cudaSuccess)

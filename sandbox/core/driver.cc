@@ -31,6 +31,8 @@ Driver load_all() {
   load(d.mem_release, "cuMemRelease");
   load(d.mem_granularity, "cuMemGetAllocationGranularity");
   load(d.error_string, "cuGetErrorString");
+  load(d.device_get, "cuDeviceGet");
+  load(d.primary_ctx_state, "cuDevicePrimaryCtxGetState");
   return d;
 }
 }  // namespace

@@ -21,6 +21,8 @@ struct Driver {
   CUresult (*mem_release)(CUmemGenericAllocationHandle);
   CUresult (*mem_granularity)(size_t*, const CUmemAllocationProp*, CUmemAllocationGranularity_flags);
   CUresult (*error_string)(CUresult, const char**);
+  CUresult (*device_get)(CUdevice*, int);
+  CUresult (*primary_ctx_state)(CUdevice, unsigned int*, int*);
 };
 
 // Loaded on first use; throws std::runtime_error naming the missing function.

@@ -3,11 +3,40 @@
 #include <dlfcn.h>
 
 #include <cstring>
+#include <map>
+#include <mutex>
+#include <random>
 
 namespace mgk::sandbox {
 
 namespace {
-SolutionHost* host_of(mgk_ctx* ctx) { return static_cast<SolutionHost*>(ctx->harness); }
+// ctx->harness is an opaque token, not a pointer: nothing a solution is handed leads into
+// this process's own objects (the call protocol's events among them). The token is looked
+// up here. (Code in the same process can still search its memory; the time a candidate's
+// process reports is never trusted alone: harness/outside_clock.h.)
+std::mutex g_hosts_mutex;
+std::map<uintptr_t, SolutionHost*> g_hosts;
+
+uintptr_t register_host(SolutionHost* host) {
+  static std::mt19937_64 draw{std::random_device{}()};
+  std::lock_guard<std::mutex> lock(g_hosts_mutex);
+  uintptr_t token = 0;
+  while (token == 0 || g_hosts.count(token)) token = uintptr_t(draw()) | 1;  // odd: never a valid object address
+  g_hosts[token] = host;
+  return token;
+}
+
+void unregister_host(uintptr_t token) {
+  std::lock_guard<std::mutex> lock(g_hosts_mutex);
+  g_hosts.erase(token);
+}
+
+SolutionHost* host_of(mgk_ctx* ctx) {
+  std::lock_guard<std::mutex> lock(g_hosts_mutex);
+  auto it = g_hosts.find(reinterpret_cast<uintptr_t>(ctx->harness));
+  if (it == g_hosts.end()) throw std::runtime_error("the context's harness handle was changed");
+  return it->second;
+}
 
 int sym_alloc_thunk(mgk_ctx* ctx, size_t bytes, mgk_sym_buffer* out) {
   try {
@@ -48,7 +77,9 @@ Solution::Solution(const std::string& path, const std::string& role, bool need_o
 
 // Not dlclose'd: a solution may leave CUDA objects (streams, modules) behind that the
 // runtime still refers to at exit.
-Solution::~Solution() = default;
+Solution::~Solution() {
+  if (host_token_) unregister_host(host_token_);
+}
 
 void Solution::fail(const char* what, int rc) {
   std::string msg = ctx_.error[0] ? ctx_.error : "(no message in ctx->error)";
@@ -75,7 +106,9 @@ void Solution::setup(SetupArgs args) {
   ctx_.outputs = args_.outputs.data();
   ctx_.sym_alloc = sym_alloc_thunk;
   ctx_.host_barrier = host_barrier_thunk;
-  ctx_.harness = args_.host;
+  if (host_token_) unregister_host(host_token_);
+  host_token_ = args_.host ? register_host(args_.host) : 0;
+  ctx_.harness = reinterpret_cast<void*>(host_token_);
   int rc = setup_(&ctx_);
   if (rc != 0) fail("mgk_setup", rc);
   set_up_ = true;
@@ -97,6 +130,7 @@ void Solution::teardown() {
   if (!set_up_) return;
   teardown_(&ctx_);
   set_up_ = false;
+  if (host_token_) unregister_host(host_token_), host_token_ = 0;
 }
 
 }  // namespace mgk::sandbox

@@ -3,6 +3,7 @@
 // itself) or in the candidate process (anything a model wrote); the process supplies what
 // the context's collective calls need through SolutionHost.
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -68,6 +69,7 @@ class Solution {
   mgk_ctx ctx_{};
   SetupArgs args_;  // owns what ctx_ points to
   std::vector<const char*> dim_name_ptrs_;
+  uintptr_t host_token_ = 0;  // ctx->harness: the SolutionHost's key in solution.cc's table
   bool set_up_ = false;
 };
 

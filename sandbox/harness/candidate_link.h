@@ -9,6 +9,7 @@
 #include <string>
 
 #include "broker_client.h"
+#include "outside_clock.h"
 #include "solution.h"
 #include "symmetric.h"
 #include "wire/protocol.h"
@@ -25,24 +26,35 @@ class CandidateLink {
   CandidateLink(int fd, BrokerClient& broker, BufferPool& pool);
 
   void init(int device, int rank, int world);
+  // Before load: `probes` probe calls through the very path a timed call takes (after
+  // `warmup` more), collective over the group; what they cost beyond their own time is the
+  // overhead the outside clock subtracts (outside_clock.h).
+  void measure_overhead(int warmup, int probes);
+  const ProtocolOverhead& overhead() const { return overhead_; }
   void load(const std::string& library);
   // Maps `b` into the candidate (once per buffer); returns the id Setup refers to it by.
   int share(const SharedBuffer& b);
   void setup(const wire::cand::Setup& setup);
-  double call(int set, bool aligned);  // the call's start-to-end time, µs
+  double call(int set, bool aligned);  // the call's start-to-end time, µs, as the candidate reports it
   void teardown();                     // forgets the shared buffers too
   void exit();
 
  private:
-  // Sends `c` and serves the candidate's requests until its reply; a failure it reports, or
-  // its process ending, is thrown as SolutionFault.
+  // Sends `c` and serves the candidate's requests until its reply. A failure it reports,
+  // its process ending, and anything it sends that the protocol does not allow (garbage, an
+  // oversized or unknown frame, a reply without what was asked) are the candidate's:
+  // thrown as SolutionFault.
   wire::Reply command(const wire::cand::Command& c, const std::vector<int>& fds = {});
   void serve(const wire::Request& r);
+  // The one time a call's reply must carry: finite and not negative.
+  static double time_of(const wire::Reply& r, const char* what);
   wire::Channel channel_;
   BrokerClient& broker_;
   BufferPool& pool_;
   std::map<const SharedBuffer*, int> shared_;
   int next_id_ = 0;
+  bool loaded_ = false;
+  ProtocolOverhead overhead_;
 };
 
 }  // namespace mgk::harness

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -158,6 +159,31 @@ nlohmann::json calibrate_pair(int src, int dst) {
 
 }  // namespace
 
+namespace {
+// "GPU-8-4-4-4-12" hex, as CUDA_VISIBLE_DEVICES takes a GPU by its UUID.
+std::string uuid_text(const cudaUUID_t& u) {
+  static const char* hex = "0123456789abcdef";
+  std::string s = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
+    const auto b = static_cast<unsigned char>(u.bytes[i]);
+    s += hex[b >> 4];
+    s += hex[b & 15];
+  }
+  return s;
+}
+
+// The device node of the GPU at PCI address `bus` ("0000:19:00.0"), from the driver's own
+// description of it; empty when the driver does not say.
+std::string device_node(std::string bus) {
+  for (auto& c : bus) c = char(std::tolower(static_cast<unsigned char>(c)));
+  std::ifstream in("/proc/driver/nvidia/gpus/" + bus + "/information");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("Device Minor:", 0) == 0) return "/dev/nvidia" + std::to_string(std::stoi(line.substr(13)));
+  return "";
+}
+}  // namespace
+
 int probe_main() {
   nlohmann::json j;
   int count = 0;
@@ -195,7 +221,9 @@ int probe_main() {
                          {"memory_bytes", p.totalGlobalMem},
                          {"l2_bytes", p.l2CacheSize},
                          {"cc", std::to_string(p.major) + "." + std::to_string(p.minor)},
-                         {"pci_bus", bus}});
+                         {"pci_bus", bus},
+                         {"uuid", uuid_text(p.uuid)},
+                         {"device_node", device_node(bus)}});
   }
   nlohmann::json peers = nlohmann::json::array();
   for (int a = 0; a < count; ++a)

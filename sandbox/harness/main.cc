@@ -98,6 +98,7 @@ class Rank {
       unhex(*m.nccl_id, &id, sizeof(id));
       nccl_check(ncclCommInitRank(&info_.comm, info_.world, id, info_.rank), "ncclCommInitRank");
     }
+    timed_ = m.timed;
     pool_ = std::make_unique<BufferPool>(broker_, info_.rank, info_.world, info_.device);
     if (candidate_fd_ >= 0) {
       link_ = std::make_unique<CandidateLink>(candidate_fd_, broker_, *pool_);
@@ -108,7 +109,7 @@ class Rank {
     r.sms = prop.multiProcessorCount;
     return true;
   }
-  bool on(const wire::Load& m, wire::Reply&) {
+  bool on(const wire::Load& m, wire::Reply& r) {
     try {
       reference_ = std::make_unique<Solution>(m.reference, "reference", true);
     } catch (const SolutionFault& e) {  // Load names the candidate: the reference's failure is mgk's
@@ -123,8 +124,17 @@ class Rank {
     } else {
       if (!link_)
         throw std::runtime_error("a candidate runs only in its own process, and this rank was started without one");
+      if (timed_) {
+        try {
+          link_->measure_overhead(kProbeWarmup, kProbes);
+        } catch (const SolutionFault& e) {  // nothing of the candidate's has run yet: mgk's or the machine's
+          throw std::runtime_error(std::string("probing the call protocol before the candidate loads: ") + e.what());
+        }
+        r.protocol_overhead_us = link_->overhead().median_us;
+        r.protocol_spread_us = link_->overhead().spread_us;
+      }
       link_->load(m.candidate);
-      slot_ = {nullptr, link_.get(), false};
+      slot_ = {nullptr, link_.get(), false, timed_};
     }
     return true;
   }
@@ -145,6 +155,7 @@ class Rank {
   bool on(const wire::Time& m, wire::Reply& r) {
     TimedBlock b = preset_for(m.who).time(m.who, m.block_seed, m.warmup, m.iterations, m.checked);
     r.times_us = std::move(b.times_us);
+    r.outside_us = std::move(b.outside_us);
     r.checked = b.checked;
     r.verdict = b.verdict;
     return true;
@@ -169,9 +180,14 @@ class Rank {
     return *preset_;
   }
 
+  // Probes of the protocol's cost before the candidate loads (outside_clock.h): a few
+  // seconds at most, once per evaluation.
+  static constexpr int kProbeWarmup = 20, kProbes = 60;
+
   BrokerClient& broker_;
   RankInfo info_;
   int candidate_fd_;
+  bool timed_ = false;
   std::unique_ptr<BufferPool> pool_;
   std::unique_ptr<CandidateLink> link_;
   std::unique_ptr<Solution> reference_, local_candidate_;

@@ -120,6 +120,19 @@ Preset::Preset(const wire::PresetPlan& plan, const RankInfo& info, BufferPool& p
     expected_.push_back(exp);
     scales_.push_back(scale);
   }
+  if (outside_clock()) {
+    copier_ = std::make_unique<TrustedCopier>();
+    trusted_io_.resize(kInputSets);
+    for (const auto& p : out_plans_) {
+      void* t = nullptr;
+      ck(cudaMalloc(&t, std::max<size_t>(tensor_bytes(p), 16)), "the outputs' trusted copy");
+      owned_.push_back(t);
+      trusted_.push_back(t);
+    }
+    for (int s = 0; s < kInputSets; ++s)
+      for (size_t o = 0; o < out_plans_.size(); ++o)
+        trusted_io_[s].push_back({outputs_[s][o].data, trusted_[o], tensor_bytes(out_plans_[o])});
+  }
   reference_flags_ = &pool.symmetric(sizeof(uint64_t) * info_.world);
   if (candidate_.remote) candidate_flags_ = &pool.symmetric(sizeof(uint64_t) * info_.world);
   site_ = std::make_unique<sandbox::CallSite>(info_.rank, info_.world, reference_flags_->mapping.device_peers(),
@@ -236,6 +249,7 @@ std::vector<unsigned long long> Preset::hash_inputs(int set) {
 }
 
 double Preset::call(Who who, int set, bool aligned) {
+  trusted_taken_ = false;
   const auto& in = inputs_[set];
   auto& out = outputs_[set];
   auto local = [&](sandbox::Solution& s, const char* role) {
@@ -244,8 +258,15 @@ double Preset::call(Who who, int set, bool aligned) {
   };
   if (who == Who::kReference) return local(reference_, "reference");
   if (candidate_.local) return local(*candidate_.local, "candidate");
-  if (candidate_.remote) return candidate_.remote->call(set, aligned);
-  throw std::runtime_error("no candidate loaded");
+  if (!candidate_.remote) throw std::runtime_error("no candidate loaded");
+  if (!outside_clock()) return candidate_.remote->call(set, aligned);
+  const double t0 = monotonic_us();
+  const double us = candidate_.remote->call(set, aligned);
+  if (info_.world > 1) broker_.barrier();  // every rank's candidate has answered: no peer still writes here
+  const double copy_us = copier_->copy(trusted_io_[set]);
+  trusted_taken_ = true;
+  last_outside_us_ = monotonic_us() - t0 - candidate_.remote->overhead().median_us - 2 * copy_us;
+  return us;
 }
 
 std::optional<wire::Mismatch> Preset::compare(const std::vector<void*>& got) {
@@ -302,22 +323,32 @@ wire::Verdict Preset::judge(int set, uint64_t seed, const std::vector<unsigned l
     throw std::runtime_error(std::string(e.what()) + " (the oracle: a bug in mgk's suite)");
   }
   ck(cudaStreamSynchronize(stream_), "oracle");
-  // Both must hold: the outputs as the stream finished (the snapshot: work left running on
-  // another stream, or a peer still writing, shows there) and as they are now (work that
-  // went on after the stream finished could still have changed them).
+  // All must hold: the outputs as the call ended (under the outside clock, the harness's
+  // own copy taken when the candidate's process answered, which nothing of the candidate's
+  // can write), as the stream finished (the snapshot: work left running on another stream,
+  // or a peer still writing, shows there) and as they are now (work that went on after the
+  // call could still have changed them).
   wire::Verdict v;
-  std::vector<void*> snapshots, live;
+  std::vector<void*> snapshots, live, trusted;
   for (auto* b : snapshot_buffers_) snapshots.push_back(b->mapping.local());
   for (auto& t : outputs_[set]) live.push_back(t.data);
-  auto snap = compare(snapshots);
+  if (trusted_taken_)
+    for (auto& t : trusted_io_[set]) trusted.push_back(t.snapshot);
+  auto at_answer = trusted.empty() ? std::nullopt : compare(trusted);
   auto final_state = compare(live);
-  if (final_state) {
-    v = {false, wire::FailureKind::kMismatch, "output mismatch", final_state};
+  auto snap = compare(snapshots);
+  if (at_answer || (trusted.empty() && final_state)) {
+    v = {false, wire::FailureKind::kMismatch, "output mismatch", at_answer ? at_answer : final_state};
   } else if (snap) {
     v = {false, wire::FailureKind::kIncomplete,
          "outputs were incomplete when the work enqueued on the timed stream finished: "
          "work on another stream (or a peer still writing) was not joined back before returning",
          snap};
+  } else if (final_state) {
+    v = {false, wire::FailureKind::kIncomplete,
+         "outputs changed after the candidate's process said the call was done: work was still running "
+         "after mgk_run's stream finished",
+         final_state};
   }
   for (size_t o = 0; o < out_plans_.size(); ++o) {
     size_t n = size_t(std::max<int64_t>(out_plans_[o].numel, 1));
@@ -369,7 +400,10 @@ TimedBlock Preset::time(Who who, uint64_t block_seed, int warmup, int iterations
     std::vector<unsigned long long> before;
     if (judged) before = hash_inputs(0);
     const double us = call(who, 0, true);
-    if (i >= warmup) block.times_us.push_back(us);
+    if (i >= warmup) {
+      block.times_us.push_back(us);
+      if (who == Who::kCandidate && outside_clock()) block.outside_us.push_back(last_outside_us_);
+    }
     if (!judged) continue;
     ++block.checked;
     wire::Verdict v = judge(0, seed, &before);

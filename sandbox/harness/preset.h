@@ -17,6 +17,7 @@
 #include "call.h"
 #include "candidate_link.h"
 #include "check.h"
+#include "outside_clock.h"
 #include "solution.h"
 #include "symmetric.h"
 #include "wire/protocol.h"
@@ -32,6 +33,7 @@ struct RankInfo {
 // A timing block's outcome on this rank.
 struct TimedBlock {
   std::vector<double> times_us;  // the timed iterations (warm-up left out)
+  std::vector<double> outside_us;  // the same, from outside the candidate's process (when timed there)
   int checked = 0;               // calls whose outputs were judged
   wire::Verdict verdict;         // the first failure among them, if any
 };
@@ -42,6 +44,9 @@ struct CandidateSlot {
   sandbox::Solution* local = nullptr;
   CandidateLink* remote = nullptr;
   bool gets_comm = false;  // the reference as candidate uses NCCL too
+  // The evaluation times the candidate: its process's calls are then bounded from outside
+  // (outside_clock.h), and judged on the harness's own copy of the outputs.
+  bool timed = false;
   bool present() const { return local || remote; }
 };
 
@@ -74,8 +79,10 @@ class Preset {
 
  private:
   static constexpr int kInputSets = 2;
-  // One call of `who` on input set `set` (aligned or back to back); its time in µs.
+  // One call of `who` on input set `set` (aligned or back to back); its time in µs. For the
+  // candidate's process under the outside clock, last_outside_us_ gets the call's bound.
   double call(wire::Who who, int set, bool aligned);
+  bool outside_clock() const { return candidate_.remote && candidate_.timed; }
   // Fresh inputs into `set`, outputs poisoned, this process's work finished.
   void stage(int set, uint64_t seed, bool poison);
   std::vector<unsigned long long> hash_inputs(int set);
@@ -100,6 +107,13 @@ class Preset {
   // which is that input's buffer of the set.
   std::vector<std::vector<mgk_tensor>> outputs_;
   std::vector<std::vector<sandbox::OutputBuffers>> output_io_;
+  // Under the outside clock: [set][output] the outputs -> memory only this process maps,
+  // copied right after each call of the candidate's process.
+  std::vector<std::vector<sandbox::OutputBuffers>> trusted_io_;
+  std::vector<void*> trusted_;  // [output]
+  std::unique_ptr<TrustedCopier> copier_;
+  double last_outside_us_ = 0;
+  bool trusted_taken_ = false;  // the last call's outputs are in trusted_io_'s copies
   std::vector<bool> updated_;  // [input]: some output updates it in place
   std::vector<void*> owned_;  // cudaMalloc'd buffers only this process sees
   std::vector<void*> expected_;

@@ -32,6 +32,7 @@ class BufferPool {
   // This rank's alone (but exportable): zero-filled.
   const SharedBuffer& private_buffer(size_t bytes);
   void release_all();
+  int world() const { return world_; }
 
  private:
   BrokerClient& broker_;

@@ -12,6 +12,8 @@
 #include "common/file.h"
 #include "common/hash.h"
 #include "common/interrupt.h"
+#include "eval/elf.h"
+#include "eval/executable_code.h"
 #include "eval/imports.h"
 #include "eval/source_policy.h"
 #include "problems/catalog.h"
@@ -241,7 +243,8 @@ CompileResult compile(const CompileRequest& req) {
   };
   if (auto v = check_ptx(read_ptx(work.path), req.source.filename().string() + " (generated PTX)"))
     return refuse(v->describe());
-  const ElfLinkage linkage = read_linkage(built);
+  const ElfImage elf(built);
+  const ElfLinkage linkage = linkage_of(elf);
   if (auto missing = missing_abi_export(linkage))
     return refuse("the library does not export '" + *missing +
                   "' (define it with MGK_EXPORT, i.e. extern \"C\" and default visibility)");
@@ -263,9 +266,11 @@ CompileResult compile(const CompileRequest& req) {
                 std::to_string(1 + std::count(code.begin(), code.begin() + m.position(0), '\n')) + ": ";
       return refuse(where + "the built library imports '" + name + "': " + bad->why);
     }
-    if (auto sys = raw_system_call(built))
-      return refuse("the built library's host code makes a system call directly (" + *sys +
-                    "): candidates may not make raw system calls");
+    if (auto shadow = shadowed_name(linkage))
+      return refuse("the built library defines '" + demangle(shadow->symbol) + "': " + shadow->why);
+    if (auto bad_code = executable_code_violation(elf))
+      return refuse("the built library's host code: " + *bad_code +
+                    ": candidates may not make raw system calls or hide code from the checks");
   }
 
   fs::create_directories(dir);

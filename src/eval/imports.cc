@@ -1,7 +1,6 @@
 #include "eval/imports.h"
 
 #include <cxxabi.h>
-#include <elf.h>
 
 #include <cstring>
 #include <regex>
@@ -9,8 +8,7 @@
 #include <sstream>
 
 #include "common/error.h"
-#include "common/file.h"
-#include "process/run.h"
+#include "eval/elf.h"
 
 namespace mgk::eval {
 
@@ -24,7 +22,7 @@ struct Refusal {
   const char* why;
 };
 const Refusal kRefused[] = {
-    {R"(dlopen|dlmopen|dlsym|dlvsym|dladdr1?|dlinfo|dl_iterate_phdr|cuModuleLoad\w*|cuLibraryLoad\w*|cudaLibraryLoad\w*|cuLink\w*|cuGetProcAddress\w*|cudaGetDriverEntryPoint\w*|__libc_dlopen\w*)",
+    {R"(dlopen|dlmopen|dlsym|dlvsym|dladdr1?|dlinfo|dl_iterate_phdr|cuModuleLoad\w*|cuLibraryLoad\w*|cudaLibraryLoad\w*|cuLink\w*|cuGetProcAddress\w*|cudaGetDriverEntryPoint\w*|cudaGetExportTable|cuGetExportTable|__libc_dlopen\w*)",
      "candidates may not load or look up code at run time"},
     {R"(nccl\w*)", "candidates may not call NCCL: the task is to replace it"},
     {R"(cuMulticast\w*)", "NVLink multicast is off on these machines and must stay off"},
@@ -39,6 +37,14 @@ const Refusal kRefused[] = {
      "candidates may not use sockets"},
     {R"(ptrace|process_vm_readv|process_vm_writev|prctl|setns|unshare|mount|umount2?|chroot|pivot_root|set[ug]id|setres[ug]id|capset|kill|tgkill)",
      "candidates may not control processes or the system"},
+};
+
+// Of libstdc++, what kernel host code has no reason to use; judged on the demangled name,
+// after the refusals above (std::thread's mangled names are among those).
+const Refusal kRefusedCxx[] = {
+    {R"(std::(__fs::|experimental::)?filesystem::)", "candidates may not use the file system"},
+    {R"(basic_(i|o)?fstream|basic_filebuf|__basic_file)", "candidates may not read or write files"},
+    {R"(std::(thread|jthread)\b)", "candidates may not start threads"},
 };
 
 // The allow-list: what a kernel's host code has reason to call.
@@ -61,53 +67,22 @@ const char* const kAllowedPatterns[] = {
 
 const char* const kAllowedLibraries = R"((libcudart|libcuda|libcublas|libcublasLt|libstdc\+\+|libm|libgcc_s|libc|libdl|libpthread|librt)\.so(\.\d+)*|ld-linux-x86-64\.so\.2)";
 
-template <typename T>
-T read_at(const std::string& bytes, size_t offset) {
-  if (offset + sizeof(T) > bytes.size()) throw Error("truncated ELF file");
-  T v;
-  std::memcpy(&v, bytes.data() + offset, sizeof(T));
-  return v;
-}
-
-std::string c_string_at(const std::string& bytes, size_t offset) {
-  if (offset >= bytes.size()) throw Error("ELF string out of range");
-  return std::string(bytes.c_str() + offset, strnlen(bytes.c_str() + offset, bytes.size() - offset));
-}
-
 }  // namespace
 
-ElfLinkage read_linkage(const fs::path& library) {
-  const std::string bytes = read_file(library, "built library");
-  auto bad = [&](const std::string& what) { return Error(library.string() + ": " + what); };
-  if (bytes.size() < sizeof(Elf64_Ehdr) || std::memcmp(bytes.data(), ELFMAG, SELFMAG) != 0 ||
-      bytes[EI_CLASS] != ELFCLASS64)
-    throw bad("not a 64-bit ELF file");
-  const auto eh = read_at<Elf64_Ehdr>(bytes, 0);
-  std::vector<Elf64_Shdr> sections;
-  for (int i = 0; i < eh.e_shnum; ++i) sections.push_back(read_at<Elf64_Shdr>(bytes, eh.e_shoff + size_t(i) * eh.e_shentsize));
+ElfLinkage read_linkage(const fs::path& library) { return linkage_of(ElfImage(library)); }
+
+ElfLinkage linkage_of(const ElfImage& elf) {
   ElfLinkage out;
-  for (const auto& s : sections) {
-    if (s.sh_type == SHT_DYNSYM) {
-      if (s.sh_link >= sections.size()) throw bad("bad symbol table");
-      const auto& strtab = sections[s.sh_link];
-      for (size_t off = s.sh_offset + sizeof(Elf64_Sym); off + sizeof(Elf64_Sym) <= s.sh_offset + s.sh_size;
-           off += sizeof(Elf64_Sym)) {
-        const auto sym = read_at<Elf64_Sym>(bytes, off);
-        std::string name = c_string_at(bytes, strtab.sh_offset + sym.st_name);
-        if (name.empty()) continue;
-        const int bind = ELF64_ST_BIND(sym.st_info);
-        if (sym.st_shndx == SHN_UNDEF) out.imports.push_back(name);
-        else if ((bind == STB_GLOBAL || bind == STB_WEAK) && ELF64_ST_TYPE(sym.st_info) == STT_FUNC) out.exports.push_back(name);
-      }
-    } else if (s.sh_type == SHT_DYNAMIC) {
-      if (s.sh_link >= sections.size()) throw bad("bad dynamic section");
-      const auto& strtab = sections[s.sh_link];
-      for (size_t off = s.sh_offset; off + sizeof(Elf64_Dyn) <= s.sh_offset + s.sh_size; off += sizeof(Elf64_Dyn)) {
-        const auto d = read_at<Elf64_Dyn>(bytes, off);
-        if (d.d_tag == DT_NULL) break;
-        if (d.d_tag == DT_NEEDED) out.needed.push_back(c_string_at(bytes, strtab.sh_offset + d.d_un.d_val));
-      }
+  out.needed = elf.needed();
+  for (const auto& sym : elf.dynamic_symbols()) {
+    if (!sym.defined) {
+      out.imports.push_back(sym.name);
+      continue;
     }
+    const bool global = sym.bind == STB_GLOBAL || sym.bind == STB_WEAK || sym.bind == STB_GNU_UNIQUE;
+    if (global && sym.type == STT_FUNC) out.exports.push_back(sym.name);
+    if (global && sym.visibility != STV_HIDDEN && sym.visibility != STV_INTERNAL)
+      out.defined.push_back({sym.name, sym.bind == STB_GLOBAL});
   }
   return out;
 }
@@ -131,9 +106,19 @@ std::optional<ImportViolation> check_imports(const ElfLinkage& linkage) {
     for (const char* p : kAllowedPatterns) v.emplace_back(p);
     return v;
   }();
+  static const std::vector<std::pair<std::regex, const char*>> refused_cxx = [] {
+    std::vector<std::pair<std::regex, const char*>> v;
+    for (const auto& r : kRefusedCxx) v.emplace_back(std::regex(r.pattern), r.why);
+    return v;
+  }();
   for (const auto& sym : linkage.imports) {
     for (const auto& [re, why] : refused)
       if (std::regex_match(sym, re)) return ImportViolation{sym, why, false};
+    if (sym.rfind("_Z", 0) == 0) {
+      const std::string name = demangle(sym);
+      for (const auto& [re, why] : refused_cxx)
+        if (std::regex_search(name, re)) return ImportViolation{sym, why, false};
+    }
     bool ok = false;
     for (const auto& re : allowed)
       if (std::regex_match(sym, re)) ok = true;
@@ -146,29 +131,57 @@ std::optional<ImportViolation> check_imports(const ElfLinkage& linkage) {
   return std::nullopt;
 }
 
+namespace {
+
+// Every name the C and C++ runtime libraries of this machine define, C and C++ apart.
+struct RuntimeNames {
+  std::set<std::string> c, cxx;
+};
+
+const RuntimeNames& runtime_names() {
+  static const RuntimeNames names = [] {
+    RuntimeNames n;
+    for (const char* lib : {"libc.so.6", "libm.so.6", "libgcc_s.so.1", "libstdc++.so.6"})
+      for (const char* dir : {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64"}) {
+        const fs::path p = fs::path(dir) / lib;
+        if (!fs::exists(p)) continue;
+        const ElfImage image(p);
+        for (const auto& sym : image.dynamic_symbols())
+          if (sym.defined && sym.visibility == STV_DEFAULT) (sym.name.rfind("_Z", 0) == 0 ? n.cxx : n.c).insert(sym.name);
+        break;
+      }
+    return n;
+  }();
+  return names;
+}
+
+}  // namespace
+
+std::optional<ImportViolation> shadowed_name(const ElfLinkage& linkage) {
+  static const std::regex cuda(R"((cuda|cu[A-Z]|cublas|cudnn|nccl|__cuda)\w*)");
+  static const std::regex new_delete(R"(_Z(nw|na|dl|da)\w*)");
+  const RuntimeNames& rt = runtime_names();
+  for (const auto& d : linkage.defined) {
+    const char* whose = nullptr;
+    if (std::regex_match(d.name, cuda)) whose = "the CUDA libraries";
+    else if (std::regex_match(d.name, new_delete)) whose = "the C++ runtime (operator new or delete)";
+    else if (d.name.rfind("_Z", 0) != 0 && rt.c.count(d.name)) whose = "the C library";
+    // Inline and template code of libstdc++'s headers is emitted (weak) by every user of
+    // it: only a strong definition replaces the library's.
+    else if (d.strong && rt.cxx.count(d.name)) whose = "the C++ runtime";
+    if (whose)
+      return ImportViolation{d.name,
+                             std::string("the library defines a name of ") + whose +
+                                 ": candidates may not replace the functions of the libraries they call",
+                             false};
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> missing_abi_export(const ElfLinkage& linkage) {
   const std::set<std::string> exports(linkage.exports.begin(), linkage.exports.end());
   for (const char* f : {"mgk_setup", "mgk_run", "mgk_teardown"})
     if (!exports.count(f)) return std::string(f);
-  return std::nullopt;
-}
-
-std::optional<std::string> raw_system_call(const fs::path& library) {
-  std::string objdump = process::find_program("objdump", "/usr/bin:/bin:/usr/local/bin").string();
-  if (objdump.empty()) throw Error("objdump is missing (install binutils): mgk needs it to check built kernels");
-  process::ProcessResult r =
-      process::run_tool({objdump, "-d", "--no-show-raw-insn", "-j", ".text", library.string()}, std::chrono::minutes(1));
-  if (!r.ok()) throw Error("objdump failed on " + library.string() + ": " + r.output.substr(0, 300));
-  static const std::regex instruction(R"(^\s*([0-9a-f]+):\s+(syscall|sysenter|int\s+\$0x80)\b)");
-  std::istringstream in(r.output);
-  std::string function;
-  for (std::string line; std::getline(in, line);) {
-    std::smatch m;
-    if (line.size() > 2 && line.back() == ':' && line.find('<') != std::string::npos) function = line;
-    if (std::regex_search(line, m, instruction))
-      return "a '" + m[2].str() + "' instruction at offset 0x" + m[1].str() +
-             (function.empty() ? "" : " in " + function.substr(function.find('<')));
-  }
   return std::nullopt;
 }
 

@@ -13,12 +13,20 @@
 
 namespace mgk::eval {
 
+struct DefinedName {
+  std::string name;
+  bool strong = false;  // STB_GLOBAL (not weak, not unique)
+};
+
 struct ElfLinkage {
   std::vector<std::string> needed;   // DT_NEEDED
   std::vector<std::string> imports;  // undefined dynamic symbols
   std::vector<std::string> exports;  // defined global functions
+  std::vector<DefinedName> defined;  // every defined dynamic symbol others can bind to
 };
 
+class ElfImage;
+ElfLinkage linkage_of(const ElfImage& library);
 // Throws mgk::Error when `library` is not a readable 64-bit ELF shared object.
 ElfLinkage read_linkage(const std::filesystem::path& library);
 
@@ -31,13 +39,14 @@ struct ImportViolation {
 // The first import (or needed library) a candidate may not have; nullopt when all pass.
 std::optional<ImportViolation> check_imports(const ElfLinkage& linkage);
 
+// The first name the library defines that belongs to a library it runs beside: the CUDA,
+// cuBLAS and NCCL APIs (by prefix), and what libc, libm, libgcc_s and libstdc++ define on
+// this machine (C names whatever their binding, C++ names when strong, operator new and
+// delete always). Such a definition could stand in for the library's own.
+std::optional<ImportViolation> shadowed_name(const ElfLinkage& linkage);
+
 // The first ABI function the library does not export, if any.
 std::optional<std::string> missing_abi_export(const ElfLinkage& linkage);
-
-// Host instructions that make a system call directly (syscall, sysenter, int 0x80) in the
-// library's code, found with objdump; one line naming the first, or nullopt. Throws
-// mgk::Error when objdump is missing (install binutils).
-std::optional<std::string> raw_system_call(const std::filesystem::path& library);
 
 // A C++ symbol demangled ("std::thread::join()"), or the name itself.
 std::string demangle(const std::string& symbol);

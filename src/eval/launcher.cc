@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -15,8 +16,10 @@
 #include "common/interrupt.h"
 #include "common/log.h"
 #include "process/run.h"
+#include "runner/candidate_root.h"
 #include "runner/environment.h"
 #include "runner/runner.h"
+#include "wire/candidate_exit.h"
 
 namespace mgk::eval {
 
@@ -136,6 +139,13 @@ void RankGroup::start(const GroupSpec& spec) {
     isolation_ = how.kind;
     if (isolation_ == runner::IsolationKind::kNone) runner::warn_unisolated_once(how.problem);
   }
+  // The device nodes of the group's GPUs, when each rank's is known.
+  bool known_gpus = int(spec.gpu_ids.size()) == world;
+  std::vector<fs::path> group_nodes;
+  for (const auto& id : spec.gpu_ids) {
+    if (id.device_node.empty()) known_gpus = false;
+    else group_nodes.emplace_back(id.device_node);
+  }
   for (int r = 0; r < world; ++r) {
     Rank& rk = ranks_[r];
     rk.log = spec.work_dir / ("rank" + std::to_string(r) + ".log");
@@ -176,10 +186,16 @@ void RankGroup::start(const GroupSpec& spec) {
     // a folder the sandbox hides, /tmp above all, and exec would then find nothing.
     const fs::path runner_binary = fs::canonical(*spec.candidate);
     std::vector<fs::path> reads = spec.candidate_reads;
-    reads.push_back(runner_binary.parent_path());
-    const runner::SandboxLayout layout = runner::layout_hiding_home(scratch, parent, s.env, reads);
+    reads.push_back(runner_binary);
+    std::vector<std::string> argv = {runner_binary.string(), "--fd", std::to_string(pair[1].fd)};
+    const bool own_gpu = known_gpus && !spec.gpu_ids[r].uuid.empty();
+    if (own_gpu) {
+      s.env["CUDA_VISIBLE_DEVICES"] = spec.gpu_ids[r].uuid;
+      argv.insert(argv.end(), {"--visible-device", "0"});
+    }
+    const runner::SandboxLayout layout = runner::candidate_layout(scratch, s.env, reads, known_gpus ? group_nodes : std::vector<fs::path>{});
     runner::Sandbox sandbox(how, layout);
-    s.argv = sandbox.command({runner_binary.string(), "--fd", std::to_string(pair[1].fd)});
+    s.argv = sandbox.command(argv);
     s.hook = sandbox.hook();
     s.working_dir = scratch;
     s.limits.file_size_bytes = uint64_t(1) << 30;
@@ -232,10 +248,30 @@ std::string RankGroup::log_tail(int rank, bool candidate, size_t max_chars) cons
 void RankGroup::died(int rank, bool candidate, const std::string& phase) {
   Rank& rk = ranks_[rank];
   process::Child& c = candidate ? rk.candidate : rk.harness;
-  const std::string how = describe_end(c.wait(), candidate && isolation_ != runner::IsolationKind::kNone);
+  const bool sandboxed = candidate && isolation_ != runner::IsolationKind::kNone;
+  const int status = c.wait();
+  const std::string how = describe_end(status, sandboxed);
   std::string tail = log_tail(rank, candidate, 800);
   const std::string where = rk.last_phase.empty() ? "" : " (" + rk.last_phase + ")";
   kill_all();
+  if (candidate) {
+    // Its system-call filter stopped it: the call it made, as its last line names it.
+    const bool refused = WIFEXITED(status) && WEXITSTATUS(status) == wire::kCandidateRefusedExit;
+    const bool sigsys = (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS) ||
+                        (sandboxed && WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGSYS);
+    if (refused || sigsys) {
+      const std::string log = log_tail(rank, true, 4000);
+      const size_t at = log.rfind(wire::kCandidateRefusedPrefix);
+      std::string call = "a system call its filter does not allow (it was killed by SIGSYS)";
+      if (refused && at != std::string::npos) {
+        call = log.substr(at + std::strlen(wire::kCandidateRefusedPrefix));
+        call = call.substr(0, call.find('\n'));
+      }
+      throw RankError("refused: the candidate's process of rank " + std::to_string(rank) + " made " + call +
+                          " (during " + phase + where + ")",
+                      RankFault::kDied, wire::Who::kCandidate, phase);
+    }
+  }
   throw RankError(rank_name(rank, candidate) + " ended (" + how + ") during " + phase + where +
                       (tail.empty() ? "" : ": " + tail),
                   RankFault::kDied, candidate ? std::optional<wire::Who>(wire::Who::kCandidate) : std::nullopt, phase);

@@ -41,6 +41,13 @@ struct RankError : Error {
   std::string phase;
 };
 
+// A GPU as a candidate process is shown it: alone (CUDA_VISIBLE_DEVICES=uuid) and through
+// its device node only.
+struct GpuIdentity {
+  std::string uuid;         // "GPU-..."
+  std::string device_node;  // "/dev/nvidia3"
+};
+
 struct GroupSpec {
   std::filesystem::path harness;                  // mgk-harness
   std::optional<std::filesystem::path> candidate;  // mgk-candidate; absent: no candidate processes
@@ -51,6 +58,10 @@ struct GroupSpec {
   std::vector<std::filesystem::path> candidate_reads;
   // How to isolate the candidates; unset: the best this machine has (runner::isolation_status).
   std::optional<runner::IsolationStatus> isolation;
+  // gpu_ids[r]: rank r's GPU, for its candidate process: it sees that GPU alone, and the
+  // device nodes of its group's GPUs (the peers' memory it maps lives there). Empty, or a
+  // rank's identity unknown: its candidate sees every GPU of the machine.
+  std::vector<GpuIdentity> gpu_ids;
 };
 
 class RankGroup {

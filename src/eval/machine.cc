@@ -72,7 +72,7 @@ MachineInfo probe_machine() {
   m.nccl_version = j.value("nccl_version", 0);
   for (const auto& g : j.value("gpus", nlohmann::json::array()))
     m.gpus.push_back({g.value("index", 0), g.value("name", ""), g.value("sms", 0), g.value("memory_bytes", 0ll),
-                      g.value("l2_bytes", 0ll), g.value("cc", "")});
+                      g.value("l2_bytes", 0ll), g.value("cc", ""), g.value("uuid", ""), g.value("device_node", "")});
   for (const auto& p : j.value("peer_access", nlohmann::json::array()))
     m.peers.push_back({p.value("src", 0), p.value("dst", 0), p.value("access", false), p.value("native_atomics", false)});
   return m;

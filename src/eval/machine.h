@@ -17,6 +17,8 @@ struct GpuInfo {
   long long memory_bytes = 0;
   long long l2_bytes = 0;
   std::string cc;  // "9.0"
+  std::string uuid;         // "GPU-..." (CUDA_VISIBLE_DEVICES takes it); empty if unknown
+  std::string device_node;  // "/dev/nvidia3"; empty if the driver does not say
 };
 
 struct PeerLink {

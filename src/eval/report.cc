@@ -39,7 +39,7 @@ std::string format_report(const EvalResult& r, const std::string& gpu_model) {
     for (const auto& s : r.sizes) {
       char sp[32] = "-";
       if (s.speedup > 0) snprintf(sp, sizeof(sp), "%.2fx", s.speedup);
-      if (s.candidate && !s.credible) snprintf(sp, sizeof(sp), "no: <floor");
+      if (s.candidate && !s.credible) snprintf(sp, sizeof(sp), "no");
       std::string roof = "-";
       if (s.roofline_fraction) {
         char b[32];
@@ -49,6 +49,7 @@ std::string format_report(const EvalResult& r, const std::string& gpu_model) {
       out << pad(s.size, 8) << pad(std::to_string(s.trials_passed), 8) << pad(cell_time(s.reference), 30)
           << pad(cell_time(s.candidate), 30) << pad(sp, 9) << pad(roof, 14) << (s.correct ? "correct" : "INCORRECT")
           << "\n";
+      if (s.candidate && !s.credible) out << "  no speedup: not credible: " << (s.not_credible.empty() ? "below the timing floor" : s.not_credible) << "\n";
       if (!s.correct) {
         out << "  why: " << s.failure << "\n";
         if (!s.mismatch.empty()) {

@@ -52,12 +52,14 @@ nlohmann::json EvalResult::to_json() const {
                      {"timed_calls_checked", s.timed_calls_checked},
                      {"speedup", s.speedup},
                      {"credible", s.credible},
+                     {"not_credible", s.not_credible},
                      {"roofline_us", s.roofline_us},
                      {"roofline_bound", s.roofline_bound}};
     j["mismatch"] = s.mismatch.empty() ? nlohmann::json(nullptr) : nlohmann::json::parse(s.mismatch);
     j["reference"] = s.reference ? timing_json(*s.reference) : nlohmann::json(nullptr);
     j["candidate"] = s.candidate ? timing_json(*s.candidate) : nlohmann::json(nullptr);
     j["floor"] = s.floor ? timing_json(*s.floor) : nlohmann::json(nullptr);
+    j["outside"] = s.outside ? timing_json(*s.outside) : nlohmann::json(nullptr);
     j["roofline_fraction"] = s.roofline_fraction ? nlohmann::json(*s.roofline_fraction) : nlohmann::json(nullptr);
     sj.push_back(j);
   }
@@ -67,6 +69,7 @@ nlohmann::json EvalResult::to_json() const {
           {"not_timed", not_timed},
           {"compile_log", compile_log},    {"compile_seconds", compile_seconds},
           {"compile_cached", compile_cached}, {"wall_seconds", wall_seconds}, {"phase", phase},
+          {"protocol_overhead_us", protocol_overhead_us}, {"protocol_spread_us", protocol_spread_us},
           {"sizes", sj}};
 }
 
@@ -87,6 +90,8 @@ EvalResult EvalResult::from_json(const nlohmann::json& j) {
   r.compile_cached = j.value("compile_cached", false);
   r.wall_seconds = j.value("wall_seconds", 0.0);
   r.phase = j.value("phase", "");
+  r.protocol_overhead_us = j.value("protocol_overhead_us", 0.0);
+  r.protocol_spread_us = j.value("protocol_spread_us", 0.0);
   for (const auto& sj : j.value("sizes", nlohmann::json::array())) {
     SizeResult s;
     s.size = sj.value("size", "");
@@ -96,10 +101,12 @@ EvalResult EvalResult::from_json(const nlohmann::json& j) {
     s.failure_kind = sj.value("failure_kind", "");
     s.timed_calls_checked = sj.value("timed_calls_checked", 0);
     s.credible = sj.value("credible", true);
+    s.not_credible = sj.value("not_credible", "");
     if (sj.contains("mismatch") && !sj["mismatch"].is_null()) s.mismatch = sj["mismatch"].dump();
     if (sj.contains("reference") && !sj["reference"].is_null()) s.reference = timing_from(sj["reference"]);
     if (sj.contains("candidate") && !sj["candidate"].is_null()) s.candidate = timing_from(sj["candidate"]);
     if (sj.contains("floor") && !sj["floor"].is_null()) s.floor = timing_from(sj["floor"]);
+    if (sj.contains("outside") && !sj["outside"].is_null()) s.outside = timing_from(sj["outside"]);
     s.speedup = sj.value("speedup", 0.0);
     if (sj.contains("roofline_fraction") && !sj["roofline_fraction"].is_null())
       s.roofline_fraction = sj["roofline_fraction"].get<double>();

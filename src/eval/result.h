@@ -42,10 +42,16 @@ struct SizeResult {
   std::optional<Timing> reference;    // absent when timing was skipped or failed
   std::optional<Timing> candidate;
   std::optional<Timing> floor;        // an empty kernel under the same timing protocol
+  // The candidate's calls as the trusted harness timed them from outside the candidate's
+  // process, less what the protocol costs: a lower bound its own times must respect
+  // (sandbox/harness/outside_clock.h). Absent where the candidate ran in the harness.
+  std::optional<Timing> outside;
   double speedup = 0;                 // reference median / candidate median; 0 when not credible
-  // False when the candidate's median is below the timing floor: a time no kernel can
-  // have, so the clock was fooled; no speedup is reported for it.
+  // False when the candidate's median is below the timing floor (a time no kernel can
+  // have) or below what the outside clock allows: the clock was fooled, and no speedup is
+  // reported; not_credible says which.
   bool credible = true;
+  std::string not_credible;
   std::optional<double> roofline_fraction;  // roofline time / candidate median
   double roofline_us = 0;
   std::string roofline_bound;         // "link", "hbm" or "flops": the term that binds
@@ -69,6 +75,9 @@ struct EvalResult {
   bool compile_cached = false;
   double wall_seconds = 0;
   std::string phase;            // for timeouts and runtime errors: where it happened
+  // Timed with a candidate process: what the call protocol costs around a call (the most
+  // over ranks), probed before the candidate's library loaded; the outside clock subtracts it.
+  double protocol_overhead_us = 0, protocol_spread_us = 0;
   std::vector<SizeResult> sizes;
 
   nlohmann::json to_json() const;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "eval/report.h"
+
 namespace mgk::eval {
 
 double quantile(std::vector<double> v, double q) {
@@ -28,6 +30,23 @@ Timing summarize(const std::vector<std::vector<double>>& per_rank) {
   t.min_us = iter.empty() ? 0 : *std::min_element(iter.begin(), iter.end());
   for (const auto& r : per_rank) t.per_rank_median_us.push_back(quantile(r, 0.5));
   return t;
+}
+
+Credibility judge_credibility(const Timing& candidate, const Timing& floor, const std::optional<Timing>& outside,
+                              double spread_us) {
+  // No kernel runs faster than an empty one under the same protocol: a median below the
+  // floor's means the clock saw less than the work.
+  if (candidate.median_us < floor.median_us)
+    return {false, "the measured time (" + format_us(candidate.median_us) + ") is below the timing floor (an empty "
+                   "kernel, " + format_us(floor.median_us) + ")"};
+  if (outside) {
+    const double least = outside->median_us * (1 - kOutsideSlackFraction) - kOutsideSlackUs - spread_us;
+    if (candidate.median_us < least)
+      return {false, "the candidate's process reported " + format_us(candidate.median_us) +
+                         ", but the harness's own clock saw at least " + format_us(outside->median_us) +
+                         " of work per call: its timing was tampered with, or work ran past the call"};
+  }
+  return {};
 }
 
 RooflinePoint roofline(const problems::ResolvedCost& cost, const Peaks& peaks) {

@@ -1,6 +1,7 @@
 // Turning the ranks' per-iteration times into the numbers mgk reports, and the
 // communication-aware roofline.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,23 @@ Timing summarize(const std::vector<std::vector<double>>& per_rank);
 
 // Quantile q in [0,1] of `v` (linear interpolation); v need not be sorted.
 double quantile(std::vector<double> v, double q);
+
+// How far below the outside clock's bound (SizeResult::outside) a candidate's median may lie
+// and still be believed: a fraction of the bound plus a fixed margin plus the spread of the
+// probes the bound subtracts. Within it a candidate's process can shave its reported time;
+// beyond it, the time is not credible. Measured on the H200 (bench/RESULTS.md).
+constexpr double kOutsideSlackFraction = 0.10;
+constexpr double kOutsideSlackUs = 3.0;
+
+// Whether the candidate's median can be believed, and if not, why (one clause): under the
+// timing floor, or under the outside clock's bound less its slack (`spread_us`: the
+// probes' p10-p90 spread).
+struct Credibility {
+  bool credible = true;
+  std::string why;
+};
+Credibility judge_credibility(const Timing& candidate, const Timing& floor, const std::optional<Timing>& outside,
+                              double spread_us);
 
 struct RooflinePoint {
   double us = 0;      // the lower bound on time from the cost model and the peaks

@@ -31,9 +31,11 @@ Outcome outcome_of(const store::EvaluationRecord& e) {
   if (e.verdict == "compiled") return Outcome::kCompiled;
   if (e.verdict == "incorrect") return Outcome::kWrong;
   if (e.verdict == "timeout") return Outcome::kHang;
-  if (e.verdict == "runtime_error") return Outcome::kCrash;
-  if (e.verdict == "compile_error")  // the evaluator's policy check words its refusals so
-    return e.message.rfind("refused", 0) == 0 ? Outcome::kRefused : Outcome::kDidNotCompile;
+  // The evaluator words its refusals so: the checks of the source and the built library
+  // (compile_error), the candidate process's system-call filter (runtime_error).
+  const bool refused = e.message.rfind("refused", 0) == 0;
+  if (e.verdict == "runtime_error") return refused ? Outcome::kRefused : Outcome::kCrash;
+  if (e.verdict == "compile_error") return refused ? Outcome::kRefused : Outcome::kDidNotCompile;
   return Outcome::kInfrastructure;
 }
 

@@ -93,13 +93,24 @@ std::string unisolated_warning(const std::string& problem) {
 }
 
 std::vector<std::string> bubblewrap_prefix(const std::string& bwrap, const SandboxLayout& layout) {
-  std::vector<std::string> a = {bwrap,           "--die-with-parent", "--unshare-net",
-                                "--unshare-pid", "--unshare-ipc",     "--unshare-uts",
-                                "--ro-bind",     "/",                 "/",
-                                "--dev",         "/dev",              "--proc",
-                                "/proc",         "--tmpfs",           "/tmp"};
+  std::vector<std::string> a = {bwrap, "--die-with-parent", "--new-session", "--unshare-net", "--unshare-pid",
+                                "--unshare-ipc", "--unshare-uts"};
   // As root bwrap keeps every capability unless told otherwise; as a user it keeps none.
   if (layout.drop_capabilities && ::geteuid() == 0) a.insert(a.end(), {"--cap-drop", "ALL"});
+  if (layout.minimal_root) {
+    // The private mounts first: what is bound afterwards may lie under them (/tmp above all).
+    a.insert(a.end(), {"--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"});
+    for (const auto& d : layout.devices) a.insert(a.end(), {"--dev-bind", d.string(), d.string()});
+    std::error_code ec;
+    for (const auto& p : layout.read_only) {
+      if (fs::is_symlink(p, ec)) a.insert(a.end(), {"--symlink", fs::read_symlink(p, ec).string(), p.string()});
+      else a.insert(a.end(), {"--ro-bind", p.string(), p.string()});
+    }
+    const std::string dir = layout.writable_dir.string();
+    a.insert(a.end(), {"--bind", dir, dir, "--chdir", dir, "--"});
+    return a;
+  }
+  a.insert(a.end(), {"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"});
   if (layout.gpus)
     for (const auto& node : gpu_device_nodes()) {
       a.insert(a.end(), {"--dev-bind", node.string(), node.string()});
@@ -120,6 +131,8 @@ Sandbox::Sandbox(const IsolationStatus& how, const SandboxLayout& layout) : kind
     for (const auto& h : layout.hidden) ns.hidden.push_back(h.string());
     for (const auto& r : layout.read_only) ns.read_only.push_back(r.string());
     ns.drop_capabilities = layout.drop_capabilities;
+    ns.minimal_root = layout.minimal_root;
+    for (const auto& d : layout.devices) ns.devices.push_back(d.string());
     namespaces_ = std::make_unique<NamespaceSandbox>(std::move(ns));
   }
 }

@@ -48,6 +48,13 @@ struct SandboxLayout {
   std::vector<std::filesystem::path> hidden;     // each replaced by an empty tmpfs
   std::vector<std::filesystem::path> read_only;  // bound read-only (after hiding)
   bool gpus = true;                              // bubblewrap: bind /dev/nvidia* (those that exist)
+  // The candidate process's kind of root: instead of the host's whole filesystem read-only
+  // (less `hidden`), an empty one holding only `read_only` (files or directories; a
+  // symlink is made again as a symlink), `devices`, the writable dir, and a private /tmp,
+  // /dev/shm and /proc. On the namespaces path nothing in its writable places can be
+  // executed (bubblewrap cannot mount noexec; the system-call filter holds there).
+  bool minimal_root = false;
+  std::vector<std::filesystem::path> devices;  // minimal_root: the device nodes it sees
   // No capabilities at all, even as root: with them, a process could read the memory of
   // anything in its sandbox, remount, or leave its namespaces. A nested sandbox (mgk eval
   // inside a shell-mode command) then needs user namespaces; where they are not allowed it

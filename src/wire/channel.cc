@@ -14,7 +14,6 @@ namespace mgk::wire {
 
 namespace {
 constexpr size_t kMaxFds = 64;
-constexpr uint32_t kMaxFrame = 256u << 20;
 
 [[noreturn]] void sys_fail(const std::string& what) {
   throw Error(what + ": " + std::strerror(errno));
@@ -62,6 +61,7 @@ Channel& Channel::operator=(Channel&& o) noexcept {
   if (this != &o) {
     if (fd_ >= 0) ::close(fd_);
     fd_ = o.fd_;
+    max_frame_ = o.max_frame_;
     o.fd_ = -1;
   }
   return *this;
@@ -126,7 +126,8 @@ Message Channel::receive() {
     }
   }
   if (size_t(r) < sizeof(len)) read_all(fd_, reinterpret_cast<char*>(&len) + r, sizeof(len) - size_t(r));
-  if (len > kMaxFrame) throw Error("frame of " + std::to_string(len) + " bytes exceeds the limit");
+  if (len > max_frame_)
+    throw Error("a frame of " + std::to_string(len) + " bytes exceeds the limit of " + std::to_string(max_frame_));
   std::string text(len, '\0');
   read_all(fd_, text.data(), len);
   try {

@@ -3,6 +3,7 @@
 // descriptors (SCM_RIGHTS) — how CUDA VMM memory handles travel between ranks.
 #pragma once
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,7 @@ class Channel {
   Channel() = default;
   explicit Channel(int fd) : fd_(fd) {}
   ~Channel();
-  Channel(Channel&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  Channel(Channel&& o) noexcept : fd_(o.fd_), max_frame_(o.max_frame_) { o.fd_ = -1; }
   Channel& operator=(Channel&& o) noexcept;
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;
@@ -36,9 +37,12 @@ class Channel {
   Message receive();
   int fd() const { return fd_; }
   bool valid() const { return fd_ >= 0; }
+  // The largest frame receive() accepts (its announced length is checked before reading).
+  void set_max_frame(uint32_t bytes) { max_frame_ = bytes; }
 
  private:
   int fd_ = -1;
+  uint32_t max_frame_ = 256u << 20;
 };
 
 class Listener {

@@ -90,7 +90,7 @@ void from_json(const nlohmann::json& j, Mismatch& m) {
   m.numel = j.value("numel", d.numel);
 }
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Init, nccl_id)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Init, nccl_id, timed)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Load, reference, candidate, candidate_is_reference)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Prepare, plan)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Trial, who, seed)
@@ -98,7 +98,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(BackToBack, who, seed, calls)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Time, who, block_seed, warmup, iterations, checked)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TimeFloor, warmup, iterations)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Reply, rank, ok, fault, who, error, candidate_gone, verdict, times_us,
-                                                checked, nccl_id, gpu, sms)
+                                                outside_us, protocol_overhead_us, protocol_spread_us, checked,
+                                                nccl_id, gpu, sms)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Request, kind, rank, bytes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Response, kind, ok, error, mapped)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Phase, rank, what)
@@ -106,6 +107,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Phase, rank, what)
 namespace cand {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Init, device, rank, world)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Load, library)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Probe, flags)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MapBuffer, id, bytes, mapped, symmetric)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TensorRef, plan, buffer)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Setup, rank, world, num_sms, dims, input_sets, outputs, snapshots, flags)
@@ -118,7 +120,7 @@ namespace {
 // variant's alternatives.
 constexpr const char* kCommandNames[] = {"whoami", "nccl_id",  "init",     "load",     "prepare", "trial",
                                          "back_to_back", "time", "time_floor", "teardown", "exit"};
-constexpr const char* kCandidateNames[] = {"init", "load", "map_buffer", "setup", "call", "teardown", "exit"};
+constexpr const char* kCandidateNames[] = {"init", "load", "probe", "map_buffer", "setup", "call", "teardown", "exit"};
 static_assert(std::size(kCommandNames) == std::variant_size_v<Command>);
 static_assert(std::size(kCandidateNames) == std::variant_size_v<cand::Command>);
 

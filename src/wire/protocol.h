@@ -89,6 +89,10 @@ struct Whoami {};
 struct NcclId {};
 struct Init {
   std::optional<std::string> nccl_id;  // absent when ranks share a GPU: no NCCL, no reference run
+  // The candidate's calls will be timed: its process's clock is then bounded by the
+  // harness's own (harness/outside_clock.h), which costs a probe before the candidate's
+  // library loads and a trusted copy of the outputs after every call.
+  bool timed = false;
 };
 struct Load {
   std::string reference;
@@ -134,6 +138,12 @@ struct Init {
 struct Load {
   std::string library;
 };
+// Before Load only, while the process runs nothing but mgk's code: one aligned call of an
+// empty kernel under the call protocol (snapshotting a 16-byte buffer of its own), answered
+// with its time, so the harness can measure what the protocol costs around a call.
+struct Probe {
+  int flags = 0;  // symmetric buffer for the device barrier (W uint64 slots)
+};
 // A buffer the harness allocated, mapped into the candidate: one descriptor per rank for
 // a symmetric buffer (index = rank), one for a private one. The fds travel with the frame.
 struct MapBuffer {
@@ -162,7 +172,7 @@ struct Call {
 };
 struct Teardown {};
 struct Exit {};
-using Command = std::variant<Init, Load, MapBuffer, Setup, Call, Teardown, Exit>;
+using Command = std::variant<Init, Load, Probe, MapBuffer, Setup, Call, Teardown, Exit>;
 }  // namespace cand
 
 // ---- replies (harness -> launcher, candidate -> harness) ----
@@ -177,6 +187,12 @@ struct Reply {
   // Payloads:
   std::optional<Verdict> verdict;  // trial, back_to_back, time
   std::vector<double> times_us;    // time, time_floor; a candidate call: its one time
+  // time (the candidate, timed): per timed call, the least its time can have been as the
+  // harness saw it from outside the candidate's process (harness/outside_clock.h)
+  std::vector<double> outside_us;
+  // load (the candidate, timed): what the call protocol costs around a call, as probed
+  // before the candidate's library loaded (median and p10-p90 spread, µs)
+  double protocol_overhead_us = 0, protocol_spread_us = 0;
   int checked = 0;                 // time: how many calls' outputs were judged
   std::string nccl_id;             // nccl_id
   std::string gpu;                 // init

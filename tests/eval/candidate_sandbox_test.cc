@@ -1,7 +1,8 @@
 // The candidate's process, started by the launcher exactly as for a real evaluation (the
 // same sandbox, environment policy and socket), with an API key planted in mgk's own
 // environment: it cannot read the key (neither from its environment nor from any process's
-// /proc entry), cannot write outside its scratch directory, and cannot reach the network.
+// /proc entry), cannot write outside its scratch directory, cannot reach the network, and
+// sees nothing of the host's files but the system's libraries and the paths to its own.
 // Run once per isolation this machine has (bubblewrap, the kernel's namespaces).
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -11,6 +12,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -34,6 +36,15 @@ std::string read_text(const fs::path& p) {
   ss << in.rdbuf();
   return ss.str();
 }
+
+std::vector<std::string> split(const std::string& words) {
+  std::istringstream in(words);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+std::string first_component(const fs::path& p) { return (++fs::absolute(p).begin())->string(); }
 
 // What the probe printed for `what`, once it has printed everything.
 std::string line_of(const std::string& log, const std::string& what) {
@@ -63,6 +74,7 @@ class CandidateSandbox : public ::testing::TestWithParam<runner::IsolationKind> 
 TEST_P(CandidateSandbox, CannotReadTheKeyWriteOutsideOrReachTheNetwork) {
   LoopbackListener listener;
   test::TempDir bin("mgk-probe-bin"), work("mgk-probe-work");
+  std::ofstream(work.path() / "planted.txt") << "the evaluation's own files";
   GroupSpec spec;
   spec.harness = test::fake("scripted-harness", bin.path(), "scripted-harness-correct");
   spec.candidate = test::fake("sandbox-probe", bin.path(), "sandbox-probe-" + std::to_string(listener.port()));
@@ -96,11 +108,20 @@ TEST_P(CandidateSandbox, CannotReadTheKeyWriteOutsideOrReachTheNetwork) {
   }
   EXPECT_EQ(line_of(log, "working directory"), (work.path() / "candidate0").string());
   EXPECT_EQ(line_of(log, "write in its directory"), "WRITTEN") << log;
-  EXPECT_EQ(line_of(log, "write next to its program").rfind("denied", 0), 0u) << log;
-  // Beside its directory lies either a read-only mount or (under /tmp) its private tmpfs:
-  // either way nothing reaches the real directory, checked below.
+  // Next to its program and beside its directory lie either read-only mounts or (under /tmp)
+  // its private tmpfs: either way nothing reaches the real directories, checked below.
   EXPECT_FALSE(fs::exists(bin.path() / "outside.txt"));
   EXPECT_FALSE(fs::exists(work.path() / "outside.txt"));
+  // Nothing of the host but the system's libraries and programs, its GPUs' device nodes and
+  // the paths to its own files: not the project, not the evaluation's other files, not /etc.
+  for (const std::string& entry : split(line_of(log, "root entries")))
+    EXPECT_TRUE(std::set<std::string>({"bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "sbin", "tmp",
+                                       "usr", first_component(work.path()), first_component(test::build_dir())})
+                    .count(entry))
+        << "the candidate sees '/" << entry << "' of the host: " << log;
+  EXPECT_EQ(line_of(log, "read the file planted beside its directory"), "unreadable") << log;
+  EXPECT_EQ(line_of(log, "read the project's tree"), "unreadable") << log;
+  EXPECT_EQ(line_of(log, "read /etc/passwd"), "unreadable") << log;
   EXPECT_EQ(line_of(log, "connect to the parent's loopback").rfind("failed", 0), 0u) << log;
   EXPECT_EQ(line_of(log, "connect to 1.1.1.1:443").rfind("failed", 0), 0u) << log;
   EXPECT_FALSE(listener.someone_connected());

@@ -60,11 +60,14 @@ TEST(Report, ATimeUnderTheFloorIsNotCreditedAsASpeedup) {
   r.sizes.resize(1);
   r.sizes[0].candidate = Timing{2.0, 1.9, 2.2, 1.8, 100, {2.0, 2.0}};
   r.sizes[0].credible = false;
+  r.sizes[0].not_credible = "the measured time (2.00 us) is below the timing floor (an empty kernel, 4.10 us)";
   r.sizes[0].speedup = 0;
   std::string text = format_report(r, "NVIDIA H200");
-  EXPECT_NE(text.find("no: <floor"), std::string::npos) << text;
+  EXPECT_NE(text.find("no speedup: not credible: the measured time (2.00 us) is below the timing floor"), std::string::npos)
+      << text;
   EXPECT_FALSE(std::regex_search(text, std::regex("[0-9]\\.[0-9]+x"))) << "no speedup may be printed: " << text;
   EXPECT_FALSE(EvalResult::from_json(r.to_json()).sizes[0].credible);
+  EXPECT_EQ(EvalResult::from_json(r.to_json()).sizes[0].not_credible, r.sizes[0].not_credible);
 }
 
 TEST(EvalResult, VerdictNamesRoundTrip) {

@@ -3,13 +3,17 @@
 // mgk's environment, mgk's own environment through /proc, files outside its directory, the
 // network (a listener the test opened on the parent's loopback, and a public address).
 // The port of the listener is the part of its name after "probe-". It also tries to write
-// next to its program and beside its working directory (the evaluation's directory).
+// next to its program and beside its working directory (the evaluation's directory), and
+// says what it can see of the host: the root's entries, the device nodes, a file planted
+// beside its directory, the project's own tree and /etc/passwd.
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +21,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -39,6 +44,22 @@ std::string try_connect(uint32_t ip, int port) {
   int rc = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
   std::string out = rc == 0 ? "CONNECTED" : std::string("failed (") + std::strerror(errno) + ")";
   ::close(fd);
+  return out;
+}
+
+// The names in `dir` (those starting with `prefix`), sorted, space-separated.
+std::string entries(const std::string& dir, const std::string& prefix = "") {
+  std::vector<std::string> names;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (dirent* e = ::readdir(d)) {
+      std::string n = e->d_name;
+      if (n != "." && n != ".." && n.rfind(prefix, 0) == 0) names.push_back(n);
+    }
+    ::closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : " ") + n;
   return out;
 }
 
@@ -77,6 +98,15 @@ int main(int argc, char** argv) {
   report("write in its directory", try_write("inside.txt"));
   report("write next to its program", try_write(name.substr(0, name.rfind('/') + 1) + "outside.txt"));
   report("write beside its directory", try_write("../outside.txt"));
+  report("root entries", entries("/"));
+  report("device nodes", entries("/dev", "nvidia"));
+  auto readable = [](const std::string& path) {
+    const std::string r = read_all(path);
+    return r.rfind("unreadable", 0) == 0 ? std::string("unreadable") : "READ";
+  };
+  report("read the file planted beside its directory", readable("../planted.txt"));
+  report("read the project's tree", readable(MGK_TESTS_DIR "/CMakeLists.txt"));
+  report("read /etc/passwd", readable("/etc/passwd"));
   report("connect to the parent's loopback", try_connect(INADDR_LOOPBACK, port));
   report("connect to 1.1.1.1:443", try_connect(0x01010101, 443));
   std::fflush(stdout);

@@ -1,0 +1,36 @@
+// The system-call filter of the candidate process (seccomp-bpf, through libseccomp). The
+// model's code shares that process, so reading its source or its imports cannot bound what
+// it does at run time: code it finds in memory (libc's own functions, a `syscall`
+// instruction hidden in data) reaches the kernel all the same. The filter is what makes the
+// rules hold. It is installed on every thread of the process (the CUDA driver's included)
+// before the candidate's library is loaded and lasts for the process's life; a call it
+// refuses ends the process with a line naming the call (wire/candidate_exit.h).
+//
+// Stages, each adding to the one before (filters only ever get stricter):
+//   kBeforeLoad: everything the CUDA runtime and driver need (threads, memory, ioctl on the
+//     device nodes, futexes, files) and nothing else: no processes, sockets, ptrace or
+//     process_vm_*, mounts or namespaces, signals to other processes, anonymous executable
+//     memory. Executable mappings of files stay allowed, for the dynamic loader.
+//   kLoaded: after the library (and what it links) is in: no executable memory at all.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace mgk::sandbox {
+
+enum class FilterStage { kBeforeLoad, kLoaded };
+
+// Installs `stage` on every thread of this process (and the SIGSYS handler that names a
+// refused call, at the first stage). Throws std::runtime_error when the kernel refuses it.
+void install_syscall_filter(FilterStage stage);
+
+// What the filter refuses, class by class, in the words a refusal uses: for the prompt and
+// the documentation, so that what the model is told and what is enforced are one table.
+struct RefusedCallClass {
+  std::string what;                 // "starting processes"
+  std::string why;                  // "candidates may not start processes"
+  std::vector<std::string> calls;   // the system calls of the class, by name
+};
+const std::vector<RefusedCallClass>& refused_call_classes();
+
+}  // namespace mgk::sandbox

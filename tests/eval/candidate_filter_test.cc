@@ -1,0 +1,112 @@
+// The candidate process's system-call filter, in the process the launcher starts exactly as
+// it starts mgk-candidate (same sandbox, same socket), on each isolation path: a probe that
+// installs mgk-candidate's own filter (tests/fakes/filter_probe.cc) and then forks, opens a
+// socket, ptraces, maps executable memory or signals another process by a raw `syscall`
+// instruction is ended, and the launcher names the call as the candidate's refusal; what a
+// CUDA host program does is let through.
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "eval/launcher.h"
+#include "support/fakes.h"
+#include "support/test_paths.h"
+
+namespace mgk::eval {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct Attack {
+  const char* mode;
+  const char* call;  // the system call the refusal must name
+  const char* why;
+};
+
+const Attack kAttacks[] = {
+    {"fork", "fork", "candidates may not start processes"},
+    {"socket", "socket", "candidates may not open sockets or network connections"},
+    {"ptrace", "ptrace", "candidates may not inspect or control other processes"},
+    {"execmem", "mmap", "candidates may not make memory executable"},
+    {"killinit", "kill", "candidates may signal only their own process"},
+    {"loadedexec", "mmap", "candidates may not make memory executable"},
+};
+
+class CandidateFilter : public ::testing::TestWithParam<runner::IsolationKind> {
+ protected:
+  void SetUp() override {
+    how_ = {GetParam(), "", ""};
+    if (GetParam() == runner::IsolationKind::kBubblewrap) {
+      how_ = runner::probe_isolation("/usr/bin:/bin");
+      if (how_.kind != runner::IsolationKind::kBubblewrap) GTEST_SKIP() << "bubblewrap is not usable here: " << how_.problem;
+    }
+  }
+  GroupSpec spec(const fs::path& bin, const fs::path& work, const std::string& mode) const {
+    GroupSpec s;
+    s.harness = test::fake("scripted-harness", bin, "scripted-harness-correct");
+    s.candidate = test::fake("filter-probe", bin, "filter-probe-" + mode);
+    s.gpus = {0};
+    s.work_dir = work;
+    s.isolation = how_;
+    return s;
+  }
+  runner::IsolationStatus how_;
+};
+
+TEST_P(CandidateFilter, EachForbiddenRawSystemCallEndsTheCandidateAsItsOwnRefusalNamingTheCall) {
+  for (const Attack& a : kAttacks) {
+    SCOPED_TRACE(a.mode);
+    test::TempDir bin("mgk-filter-bin"), work("mgk-filter-work");
+    RankGroup group(spec(bin.path(), work.path(), a.mode));
+    try {
+      // The scripted harness passes Init on to its candidate process, which is gone.
+      group.command({wire::Init{}}, "init", 30);
+      ADD_FAILURE() << "the probe survived: " << read_text(work.path() / "rank0.candidate.log");
+    } catch (const RankError& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(what.rfind("refused: the candidate's process of rank 0 made system call '" + std::string(a.call) + "'", 0),
+                0u)
+          << what;
+      EXPECT_NE(what.find(a.why), std::string::npos) << what;
+      EXPECT_EQ(e.who, std::optional<wire::Who>(wire::Who::kCandidate));
+      EXPECT_EQ(e.fault, RankFault::kDied);
+    }
+    const std::string log = read_text(work.path() / "rank0.candidate.log");
+    EXPECT_NE(log.find("filter: installed"), std::string::npos) << log;
+    EXPECT_EQ(log.find("returned"), std::string::npos) << "the call went through: " << log;
+  }
+}
+
+TEST_P(CandidateFilter, WhatAHostProgramDoesIsLetThrough) {
+  test::TempDir bin("mgk-filter-bin"), work("mgk-filter-work");
+  std::string log;
+  {
+    RankGroup group(spec(bin.path(), work.path(), "allowed"));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < deadline) {
+      log = read_text(work.path() / "rank0.candidate.log");
+      if (log.find("allowed: ") != std::string::npos) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  EXPECT_NE(log.find("thread: ran"), std::string::npos) << log;
+  EXPECT_NE(log.find("allowed: ok"), std::string::npos) << log;
+}
+
+INSTANTIATE_TEST_SUITE_P(Isolation, CandidateFilter,
+                         ::testing::Values(runner::IsolationKind::kBubblewrap, runner::IsolationKind::kNamespaces,
+                                           runner::IsolationKind::kNone),
+                         [](const auto& info) { return std::string(runner::to_string(info.param)); });
+
+}  // namespace
+}  // namespace mgk::eval

@@ -1,0 +1,154 @@
+// Timing integrity where a candidate is timed, on the one GPU a machine may have: at one
+// rank. The suite's problems start at two ranks, so a copy of all-reduce that allows one
+// (`integrity/all_reduce_w1`: the real problem's reference and statement, its problem.json
+// with world_size.min = 1) is assembled in a suite root of the test's own. Against it: the
+// plain all-reduce (its time must be credible at every preset, and its outside-clock bound
+// is printed for bench/RESULTS.md), and the hostile candidates of tests/gpu/attacks/, each a
+// correct all-reduce with one attack on its own process, each refused, judged incorrect, or
+// given no credible time. Needs one GPU (ctest label `gpu`).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "support/mgk_cli.h"
+#include "support/test_paths.h"
+
+namespace mgk::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kProblem = "integrity/all_reduce_w1";
+
+// The suite root with the one-rank all-reduce beside nothing else; built once.
+const fs::path& one_rank_root() {
+  static const fs::path root = [] {
+    const fs::path r = fs::temp_directory_path() / ("mgk-one-rank-suite-" + std::to_string(::getpid()));
+    fs::remove_all(r);
+    for (const char* d : {"sandbox", "primitives", "prompts"}) {
+      fs::create_directories(r);
+      fs::create_directory_symlink(source_dir() / d, r / d);
+    }
+    const fs::path from = source_dir() / "problems/collectives/all_reduce", to = r / "problems" / kProblem;
+    fs::create_directories(to);
+    for (const char* f : {"reference.cu", "statement.md"}) fs::create_symlink(from / f, to / f);
+    std::ifstream in(from / "problem.json");
+    nlohmann::json spec = nlohmann::json::parse(in);
+    spec["world_size"]["min"] = 1;
+    spec["title"] = "All-reduce (sum), from one rank up: the timing-integrity tests' problem";
+    std::ofstream(to / "problem.json") << spec.dump(2);
+    return r;
+  }();
+  return root;
+}
+
+class OneRankTimed : public ::testing::Test {
+ protected:
+  void SetUp() override { MGK_REQUIRE_GPUS(false); }
+  CliResult eval(const fs::path& kernel, const std::string& sizes, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"eval", kProblem, kernel.string(), "--world", "1", "--gpus", "0",
+                                     "--json", "--no-store", "--size", sizes};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_mgk(args, {{"MGK_ROOT", one_rank_root().string()}, {"MGK_HOME", (build_dir() / "gpu-test-home").string()}});
+  }
+  static fs::path attack(const std::string& name) { return tests_dir() / "gpu/attacks" / (name + ".cu"); }
+  // Every timed size of a correct result; fails the test when a size was not timed.
+  static std::vector<nlohmann::json> timed_sizes(const CliResult& r) {
+    std::vector<nlohmann::json> out;
+    const auto j = r.json();
+    for (const auto& s : j.value("sizes", nlohmann::json::array())) {
+      EXPECT_FALSE(s["candidate"].is_null()) << "size " << s.value("size", "") << " was not timed: " << r.output;
+      out.push_back(s);
+    }
+    return out;
+  }
+};
+
+TEST_F(OneRankTimed, TheHonestKernelsTimeIsCredibleAtEveryPresetAndTheOutsideClockIsNearIt) {
+  auto r = eval(tests_dir() / "gpu/candidates/all_reduce.cu", "tiny,small,medium,large,odd");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  expect_verdict(r, "correct");
+  const auto j = r.json();
+  std::printf("outside clock: protocol overhead %.1f us (p10-p90 spread %.1f us)\n",
+              j.value("protocol_overhead_us", 0.0), j.value("protocol_spread_us", 0.0));
+  for (const auto& s : timed_sizes(r)) {
+    EXPECT_TRUE(s.value("credible", false)) << s.dump();
+    ASSERT_FALSE(s["outside"].is_null()) << "no outside clock at one rank: " << s.dump();
+    const double reported = s["candidate"]["median_us"], outside = s["outside"]["median_us"];
+    std::printf("outside clock: %-6s candidate %9.2f us, outside %9.2f us, outside/candidate %.3f, floor %.2f us\n",
+                s.value("size", "").c_str(), reported, outside, outside / reported, s["floor"].value("median_us", 0.0));
+  }
+}
+
+// Refused before it runs: the built library's code is read as the loader maps it.
+TEST_F(OneRankTimed, ASystemCallOutsideTextOrInsideAnInstructionIsRefusedBeforeItRuns) {
+  auto outside = eval(attack("syscall_outside_text"), "tiny");
+  EXPECT_EQ(outside.exit_code, 1) << outside.output;
+  expect_message(outside, "refused:");
+  expect_message(outside, "'.evil' is executable");
+  auto inside = eval(attack("syscall_inside_instruction"), "tiny");
+  EXPECT_EQ(inside.exit_code, 1) << inside.output;
+  expect_message(inside, "refused:");
+  expect_message(inside, "inside another instruction");
+}
+
+// Refused as it runs: the candidate process's system-call filter, whatever found the call.
+TEST_F(OneRankTimed, LibcFoundInMemoryCannotForkOrOpenASocket) {
+  for (const auto& [name, call] : {std::pair{"libc_fork", "clone"}, std::pair{"libc_socket", "socket"}}) {
+    SCOPED_TRACE(name);
+    auto r = eval(attack(name), "tiny");
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    expect_verdict(r, "runtime_error");
+    expect_message(r, "refused: the candidate's process of rank 0 made system call '");
+    if (std::string(name) == "libc_socket") expect_message(r, std::string("'") + call + "'");
+  }
+}
+
+// The time its own process reports, forged three ways: no credible time, or caught outright.
+TEST_F(OneRankTimed, AForgedTimeIsNeverCredited) {
+  for (const char* name : {"got_elapsed_time", "rerecord_start_event", "late_work_fixes_snapshot"}) {
+    SCOPED_TRACE(name);
+    auto r = eval(attack(name), "small,large");
+    const auto j = r.json();
+    const std::string verdict = j.value("verdict", "");
+    std::printf("forged time: %-26s %s: %s\n", name, verdict.c_str(), j.value("message", "").c_str());
+    if (verdict == "incorrect") continue;  // caught by the outputs: fine
+    expect_verdict(r, "correct");
+    for (const auto& s : timed_sizes(r)) {
+      EXPECT_FALSE(s.value("credible", true)) << s.dump();
+      EXPECT_EQ(s.value("speedup", 1.0), 0.0) << s.dump();
+    }
+  }
+}
+
+TEST_F(OneRankTimed, NothingOutsideItsScratchCanBeRead) {
+  const fs::path planted = build_dir() / "gpu-test-home" / "planted-secret.txt";
+  fs::create_directories(planted.parent_path());
+  std::ofstream(planted) << "a file of the host's";
+  auto r = eval(attack("reads_planted_file"), "tiny",
+                {"-D", "PLANTED_A=\"" + planted.string() + "\"", "-D",
+                 "PLANTED_B=\"" + (source_dir() / "README.md").string() + "\""});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  expect_verdict(r, "correct");
+}
+
+TEST_F(OneRankTimed, GarbageOnItsSocketIsTheCandidatesOwnFailure) {
+  auto r = eval(attack("garbage_on_socket"), "tiny");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  expect_verdict(r, "runtime_error");
+  expect_message(r, "broke the protocol");
+}
+
+TEST_F(OneRankTimed, ItSeesItsOwnGpuAlone) {
+  auto r = eval(attack("other_gpu"), "tiny");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  expect_verdict(r, "correct");
+}
+
+}  // namespace
+}  // namespace mgk::test
