@@ -84,6 +84,8 @@ const ClassDef kClasses[] = {
       "ioperm", "quotactl", "mknod", "mknodat", "name_to_handle_at", "open_by_handle_at", "syslog", "vhangup",
       "sethostname", "setdomainname"}},
     {"terminal input", "candidates may not type into a terminal (ioctl TIOCSTI)", {"ioctl"}},
+    {"the filter's own handler", "candidates may not replace the handler of refused system calls (SIGSYS)",
+     {"rt_sigaction"}},
 };
 
 constexpr int kMaxSyscall = 1024;
@@ -185,6 +187,10 @@ void before_load() {
   // answer wins): the kernel reads ioctl's request as 32 bits, so the mask.
   Filter refine(SCMP_ACT_ALLOW);
   refine.rule(SCMP_ACT_TRAP, "ioctl", {SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSTI)});
+  // The handler that names a refused call stays the filter's: a candidate's own could let
+  // refused calls return and carry on. (Blocking SIGSYS instead gets the process killed by
+  // it at the next refused call: the kernel does not let a forced signal wait.)
+  refine.rule(SCMP_ACT_TRAP, "rt_sigaction", {SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, SIGSYS), SCMP_A1(SCMP_CMP_NE, 0)});
   refine.load();
 }
 

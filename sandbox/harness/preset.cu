@@ -262,7 +262,9 @@ double Preset::call(Who who, int set, bool aligned) {
   if (!outside_clock()) return candidate_.remote->call(set, aligned);
   const double t0 = monotonic_us();
   const double us = candidate_.remote->call(set, aligned);
-  if (info_.world > 1) broker_.barrier();  // every rank's candidate has answered: no peer still writes here
+  // Every rank's candidate has answered: no peer still writes here. (Not between calls made
+  // back to back, which must stay free of barriers.)
+  if (info_.world > 1 && aligned) broker_.barrier();
   const double copy_us = copier_->copy(trusted_io_[set]);
   trusted_taken_ = true;
   last_outside_us_ = monotonic_us() - t0 - candidate_.remote->overhead().median_us - 2 * copy_us;

@@ -53,16 +53,6 @@ Disassembly disassemble(const std::filesystem::path& library) {
   return d;
 }
 
-// The system-call instruction an encoding starts at `p`, if any.
-const char* system_call_at(const std::string& bytes, size_t p) {
-  if (p + 1 >= bytes.size()) return nullptr;
-  const auto a = static_cast<unsigned char>(bytes[p]), b = static_cast<unsigned char>(bytes[p + 1]);
-  if (a == 0x0f && b == 0x05) return "syscall";
-  if (a == 0x0f && b == 0x34) return "sysenter";
-  if (a == 0xcd && b == 0x80) return "int $0x80";
-  return nullptr;
-}
-
 bool is_padding(unsigned char c) { return c == 0x00 || c == 0x90 || c == 0xcc; }
 
 }  // namespace
@@ -78,7 +68,6 @@ std::optional<std::string> executable_code_violation(const ElfImage& elf) {
       return "its section '" + s.name + "' is executable (only the compiler's code sections may be)";
 
   const std::string& bytes = elf.bytes();
-  std::vector<const ElfSection*> code;
   for (const auto& ph : elf.segments()) {
     if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
     const uint64_t begin = ph.p_offset, end = std::min<uint64_t>(ph.p_offset + ph.p_filesz, bytes.size());
@@ -89,7 +78,6 @@ std::optional<std::string> executable_code_violation(const ElfImage& elf) {
       if (!kCodeSections.count(s.name))
         return "its executable segment holds the section '" + s.name + "' (only the compiler's code sections may be "
                "executable)";
-      code.push_back(&s);
       for (uint64_t o = std::max(begin, h.sh_offset); o < std::min(end, h.sh_offset + h.sh_size); ++o)
         covered[o - begin] = true;
     }
@@ -105,18 +93,6 @@ std::optional<std::string> executable_code_violation(const ElfImage& elf) {
     if (std::regex_search(text, m, decoded))
       return "a '" + m[1].str() + "' instruction at " + hex(address) +
              (d.function_at(address).empty() ? "" : " in " + d.function_at(address));
-  }
-  for (const ElfSection* s : code) {
-    const auto& h = s->header;
-    for (uint64_t o = h.sh_offset; o + 1 < h.sh_offset + h.sh_size && o + 1 < bytes.size(); ++o) {
-      const char* what = system_call_at(bytes, o);
-      if (!what) continue;
-      const uint64_t address = h.sh_addr + (o - h.sh_offset);
-      if (d.instructions.count(address)) continue;  // decoded as itself: reported above
-      return std::string("the bytes of a '") + what + "' instruction at " + hex(address) + " inside another " +
-             "instruction" + (d.function_at(address).empty() ? "" : " in " + d.function_at(address)) +
-             " (a jump there would run it)";
-    }
   }
   return std::nullopt;
 }

@@ -4,10 +4,13 @@
 //     .plt.got, .plt.sec, .text, .fini), or bytes between them that are not padding;
 //   - an executable stack, or text relocations (code the loader would make writable);
 //   - a system-call instruction (syscall, sysenter, int 0x80) among the decoded
-//     instructions, or its bytes inside another instruction, where a jump into the middle
-//     would run it.
-// These are the early, named refusals; the candidate process's system-call filter
-// (sandbox/candidate/syscall_filter.h) is what holds against code found at run time.
+//     instructions of any of those sections.
+// These are the early, named refusals. They cannot see everything that can run: the bytes
+// of a `syscall` hidden inside another instruction (reached by a jump into its middle),
+// libc's own code found in memory. Those bytes occur by chance inside ordinary
+// instructions too (an immediate, a displacement: the all-reduce expert has one), so no
+// static check refuses them; the candidate process's system-call filter
+// (sandbox/candidate/syscall_filter.h) is what holds against them.
 #pragma once
 #include <filesystem>
 #include <optional>

@@ -10,10 +10,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The system's read-only parts a dynamically linked CUDA program needs to start. (/etc
-// holds little it needs, and much that is the host's: only the loader's cache.)
-const char* const kSystemPaths[] = {"/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin",
-                                    "/etc/ld.so.cache"};
+// The system's read-only parts a dynamically linked CUDA program needs to start, and the
+// driver's description of the hardware (/sys: the PCI topology the driver reads). /etc
+// holds little it needs and much that is the host's: only the loader's cache, and the
+// alternatives' symlinks, which /usr/local/cuda is on Ubuntu.
+const char* const kSystemPaths[] = {"/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin", "/sys",
+                                    "/etc/ld.so.cache", "/etc/alternatives"};
 
 // The driver's device nodes that are not one GPU's: control, unified memory, modesetting.
 bool is_control_node(const std::string& name) {

@@ -115,8 +115,8 @@ TEST_P(CandidateSandbox, CannotReadTheKeyWriteOutsideOrReachTheNetwork) {
   // Nothing of the host but the system's libraries and programs, its GPUs' device nodes and
   // the paths to its own files: not the project, not the evaluation's other files, not /etc.
   for (const std::string& entry : split(line_of(log, "root entries")))
-    EXPECT_TRUE(std::set<std::string>({"bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "sbin", "tmp",
-                                       "usr", first_component(work.path()), first_component(test::build_dir())})
+    EXPECT_TRUE(std::set<std::string>({"bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "sbin", "sys",
+                                       "tmp", "usr", first_component(work.path()), first_component(test::build_dir())})
                     .count(entry))
         << "the candidate sees '/" << entry << "' of the host: " << log;
   EXPECT_EQ(line_of(log, "read the file planted beside its directory"), "unreadable") << log;

@@ -45,6 +45,51 @@ TEST(Imports, EachRefusalSaysWhy) {
   EXPECT_EQ(refusal({"socket"}), "socket: candidates may not use sockets");
   EXPECT_EQ(refusal({"ptrace"}), "ptrace: candidates may not control processes or the system");
   EXPECT_EQ(refusal({"cudaDeviceReset"}), "cudaDeviceReset: resetting the device destroys the harness's state");
+  // The runtime's and driver's tables of undocumented entry points lead to any function.
+  EXPECT_EQ(refusal({"cudaGetExportTable"}), "cudaGetExportTable: candidates may not load or look up code at run time");
+  EXPECT_EQ(refusal({"cuGetExportTable"}), "cuGetExportTable: candidates may not load or look up code at run time");
+}
+
+TEST(Imports, OfLibstdcxxFilesAndThreadsAreRefusedStringsAndPrintingAreNot) {
+  EXPECT_EQ(refusal({"_ZNSt10filesystem6statusERKNS_7__cxx114pathE"}),
+            "_ZNSt10filesystem6statusERKNS_7__cxx114pathE: candidates may not use the file system");
+  EXPECT_EQ(refusal({"_ZNSt14basic_ifstreamIcSt11char_traitsIcEEC1EPKcSt13_Ios_Openmode"}),
+            "_ZNSt14basic_ifstreamIcSt11char_traitsIcEEC1EPKcSt13_Ios_Openmode: candidates may not read or write files");
+  EXPECT_EQ(refusal({"_ZNSt13basic_filebufIcSt11char_traitsIcEE4openEPKcSt13_Ios_Openmode"}).substr(0, 20),
+            "_ZNSt13basic_filebuf");
+  EXPECT_NE(refusal({"_ZNSt6thread4joinEv"}), "");
+  EXPECT_EQ(refusal({"_ZNSt7__cxx1119basic_ostringstreamIcSt11char_traitsIcESaIcEEC1Ev", "_ZSt4cout", "_ZNSolsEi",
+                     "_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE9_M_createERmm",
+                     "_ZNSt8ios_base4InitC1Ev", "_ZSt20__throw_length_errorPKc"}),
+            "");
+}
+
+std::string shadowing(std::vector<DefinedName> defined) {
+  ElfLinkage l;
+  l.defined = std::move(defined);
+  auto v = shadowed_name(l);
+  return v ? v->symbol + ": " + v->why : "";
+}
+
+TEST(Imports, ANameOfALibraryItRunsBesideMayNotBeDefined) {
+  EXPECT_EQ(shadowing({{"cudaEventElapsedTime", true}}),
+            "cudaEventElapsedTime: the library defines a name of the CUDA libraries: candidates may not replace the "
+            "functions of the libraries they call");
+  EXPECT_NE(shadowing({{"cuLaunchKernel", false}}), "");
+  EXPECT_NE(shadowing({{"ncclAllReduce", true}}), "");
+  EXPECT_EQ(shadowing({{"malloc", false}}).substr(0, 46), "malloc: the library defines a name of the C li");
+  EXPECT_NE(shadowing({{"clock_gettime", true}}), "");
+  EXPECT_NE(shadowing({{"_Znwm", false}}), "") << "operator new";
+  EXPECT_NE(shadowing({{"_ZSt9terminatev", true}}), "") << "a strong definition of libstdc++'s";
+}
+
+TEST(Imports, WhatACandidateDefinesOfItsOwnIsItsOwn) {
+  EXPECT_EQ(shadowing({{"mgk_setup", true}, {"mgk_run", true}, {"mgk_teardown", true}, {"_Z6kernelPfi", true},
+                       {"_ZN3mgk9set_errorEP7mgk_ctxPKcz", false}, {"_ZN3mgk7kDTypesE", false},
+                       // libstdc++'s templates, emitted weak by every user of them
+                       {"_ZNSt6vectorIiSaIiEE17_M_realloc_insertIJRKiEEEvN9__gnu_cxx17__normal_iteratorIPiS1_EEDpOT_", false},
+                       {"_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE12_M_constructIPKcEEvT_S8_St20forward_iterator_tag", false}}),
+            "");
 }
 
 TEST(Imports, AnythingElseIsOffTheList) {
