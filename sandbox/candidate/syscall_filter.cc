@@ -162,7 +162,7 @@ struct Filter {
   void load() { check(seccomp_load(ctx), "load the filter"); }
 };
 
-void before_load() {
+void install() {
   Filter f(SCMP_ACT_TRAP);
   for (const char* name : kAllowed) {
     const int nr = seccomp_syscall_resolve_name(name);
@@ -174,7 +174,7 @@ void before_load() {
   f.rule(SCMP_ACT_ALLOW, "clone", {SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD)});
   f.rule(SCMP_ACT_ERRNO(ENOSYS), "clone3");
   f.rule(SCMP_ACT_ALLOW, "mmap", {SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0)});
-  f.rule(SCMP_ACT_ALLOW, "mmap", {SCMP_A3(SCMP_CMP_MASKED_EQ, MAP_ANONYMOUS, 0)});  // a file's code: the loader
+  f.rule(SCMP_ACT_ALLOW, "mmap", {SCMP_A3(SCMP_CMP_MASKED_EQ, MAP_ANONYMOUS, 0)});  // a file's code: loader, driver
   f.rule(SCMP_ACT_ALLOW, "mprotect", {SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0)});
   f.rule(SCMP_ACT_ALLOW, "pkey_mprotect", {SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0)});
   f.rule(SCMP_ACT_ALLOW, "ioctl");  // but TIOCSTI, below
@@ -194,28 +194,17 @@ void before_load() {
   refine.load();
 }
 
-void once_loaded() {
-  Filter f(SCMP_ACT_ALLOW);
-  for (const char* name : {"mmap", "mprotect", "pkey_mprotect"})
-    f.rule(SCMP_ACT_TRAP, name, {SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC)});
-  f.load();
-}
-
 }  // namespace
 
-void install_syscall_filter(FilterStage stage) {
+void install_syscall_filter() {
   fill_tables();
-  if (stage == FilterStage::kBeforeLoad) {
-    struct sigaction sa {};
-    sa.sa_sigaction = on_refused_call;
-    sa.sa_flags = SA_SIGINFO;
-    sigemptyset(&sa.sa_mask);
-    if (::sigaction(SIGSYS, &sa, nullptr) != 0)
-      throw std::runtime_error(std::string("sigaction(SIGSYS): ") + std::strerror(errno));
-    before_load();
-  } else {
-    once_loaded();
-  }
+  struct sigaction sa {};
+  sa.sa_sigaction = on_refused_call;
+  sa.sa_flags = SA_SIGINFO;
+  sigemptyset(&sa.sa_mask);
+  if (::sigaction(SIGSYS, &sa, nullptr) != 0)
+    throw std::runtime_error(std::string("sigaction(SIGSYS): ") + std::strerror(errno));
+  install();
 }
 
 const std::vector<RefusedCallClass>& refused_call_classes() {

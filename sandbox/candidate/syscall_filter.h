@@ -6,23 +6,24 @@
 // before the candidate's library is loaded and lasts for the process's life; a call it
 // refuses ends the process with a line naming the call (wire/candidate_exit.h).
 //
-// Stages, each adding to the one before (filters only ever get stricter):
-//   kBeforeLoad: everything the CUDA runtime and driver need (threads, memory, ioctl on the
-//     device nodes, futexes, files) and nothing else: no processes, sockets, ptrace or
-//     process_vm_*, mounts or namespaces, signals to other processes, anonymous executable
-//     memory. Executable mappings of files stay allowed, for the dynamic loader.
-//   kLoaded: after the library (and what it links) is in: no executable memory at all.
+// It lets through what the CUDA runtime and driver need (threads, memory, ioctl on the
+// device nodes, futexes, files) and nothing else: no processes, sockets, ptrace or
+// process_vm_*, mounts or namespaces, signals to other processes, no new handler for the
+// signal it reports with, no anonymous executable memory and no mprotect to executable.
+// Executable mappings of files stay allowed, whenever they come: the dynamic loader makes
+// them, and the CUDA driver loads parts of itself only at a process's first kernel launch
+// (on the H200, a filter that refused them after the candidate's library was in refused
+// every plain candidate). Where the candidate can write (its scratch, /tmp) the namespaces
+// path mounts noexec, so such a file is the system's own code.
 #pragma once
 #include <string>
 #include <vector>
 
 namespace mgk::sandbox {
 
-enum class FilterStage { kBeforeLoad, kLoaded };
-
-// Installs `stage` on every thread of this process (and the SIGSYS handler that names a
-// refused call, at the first stage). Throws std::runtime_error when the kernel refuses it.
-void install_syscall_filter(FilterStage stage);
+// Installs the filter on every thread of this process, and the SIGSYS handler that names a
+// refused call. Throws std::runtime_error when the kernel refuses it.
+void install_syscall_filter();
 
 // What the filter refuses, class by class, in the words a refusal uses: for the prompt and
 // the documentation, so that what the model is told and what is enforced are one table.

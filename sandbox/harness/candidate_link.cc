@@ -74,7 +74,10 @@ void CandidateLink::serve(const wire::Request& r) {
   wire::send(channel_, resp, fds);
 }
 
-void CandidateLink::init(int device, int rank, int world) { command(wire::cand::Init{device, rank, world}); }
+void CandidateLink::init(int device, int rank, int world, bool timed) {
+  if (timed) channel_.set_spin(kSpin);
+  command(wire::cand::Init{device, rank, world, timed});
+}
 
 void CandidateLink::measure_overhead(int warmup, int probes) {
   if (loaded_) throw std::runtime_error("the protocol's overhead is measured before the candidate's library loads");

@@ -62,6 +62,7 @@ Channel& Channel::operator=(Channel&& o) noexcept {
     if (fd_ >= 0) ::close(fd_);
     fd_ = o.fd_;
     max_frame_ = o.max_frame_;
+    spin_ = o.spin_;
     o.fd_ = -1;
   }
   return *this;
@@ -101,6 +102,12 @@ void Channel::send(const nlohmann::json& body, const std::vector<int>& fds) {
 }
 
 Message Channel::receive() {
+  if (spin_.count() > 0) {
+    const auto until = std::chrono::steady_clock::now() + spin_;
+    pollfd p{fd_, POLLIN, 0};
+    while (::poll(&p, 1, 0) == 0 && std::chrono::steady_clock::now() < until) {
+    }
+  }
   uint32_t len = 0;
   iovec iov{&len, sizeof(len)};
   msghdr msg{};

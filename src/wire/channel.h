@@ -26,7 +26,7 @@ class Channel {
   Channel() = default;
   explicit Channel(int fd) : fd_(fd) {}
   ~Channel();
-  Channel(Channel&& o) noexcept : fd_(o.fd_), max_frame_(o.max_frame_) { o.fd_ = -1; }
+  Channel(Channel&& o) noexcept : fd_(o.fd_), max_frame_(o.max_frame_), spin_(o.spin_) { o.fd_ = -1; }
   Channel& operator=(Channel&& o) noexcept;
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;
@@ -39,10 +39,14 @@ class Channel {
   bool valid() const { return fd_ >= 0; }
   // The largest frame receive() accepts (its announced length is checked before reading).
   void set_max_frame(uint32_t bytes) { max_frame_ = bytes; }
+  // receive() polls for up to `spin` before it sleeps in the kernel: a process woken from a
+  // long sleep answers tens of microseconds late, which the timed path cannot afford.
+  void set_spin(std::chrono::microseconds spin) { spin_ = spin; }
 
  private:
   int fd_ = -1;
   uint32_t max_frame_ = 256u << 20;
+  std::chrono::microseconds spin_{0};
 };
 
 class Listener {

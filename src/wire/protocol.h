@@ -134,6 +134,7 @@ namespace cand {
 struct Init {
   int device = 0;
   int rank = 0, world = 1;  // needed before any buffer is mapped: which peer is "local"
+  bool timed = false;       // its calls are timed: wait for commands without sleeping
 };
 struct Load {
   std::string library;

@@ -7,7 +7,8 @@
 //   fork     fork(2)                 socket  socket(AF_INET)      ptrace   ptrace(PTRACE_TRACEME)
 //   execmem  mmap of anonymous executable memory        killinit  kill(1, 0)
 // (each harmless should the filter let it through: the test runs them unisolated too)
-//   loadedexec  the second stage installed, then an executable mapping of a library file
+//   scratchexec  an executable mapping of a file it wrote in its directory: the namespaces
+//            path mounts that noexec (the call returns -EPERM; the filter lets it be)
 // A refused call never returns: the filter's handler prints the refusal and exits.
 #include <fcntl.h>
 #include <signal.h>
@@ -17,6 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -47,7 +49,7 @@ int main(int argc, char** argv) {
   const std::string name = argv[0];
   const std::string mode = name.substr(name.rfind("filter-probe-") + 13);
   try {
-    mgk::sandbox::install_syscall_filter(mgk::sandbox::FilterStage::kBeforeLoad);
+    mgk::sandbox::install_syscall_filter();
   } catch (const std::exception& e) {
     std::printf("filter: not installed: %s\n", e.what());
     return 3;
@@ -74,10 +76,12 @@ int main(int argc, char** argv) {
     said("mmap", raw(SYS_mmap, 0, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
   } else if (mode == "killinit") {
     said("kill", raw(SYS_kill, 1, 0));
-  } else if (mode == "loadedexec") {
-    mgk::sandbox::install_syscall_filter(mgk::sandbox::FilterStage::kLoaded);
-    int fd = ::open("/proc/self/exe", O_RDONLY);
-    said("mmap", raw(SYS_mmap, 0, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0));
+  } else if (mode == "scratchexec") {
+    int fd = ::open("code.bin", O_CREAT | O_RDWR | O_TRUNC, 0755);
+    const unsigned char ret = 0xc3;
+    if (fd < 0 || ::write(fd, &ret, 1) != 1) return 3;
+    const long rc = raw(SYS_mmap, 0, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+    std::printf("scratchexec: %s\n", rc == -EPERM ? "refused by the mount" : rc < 0 ? "failed" : "mapped");
   } else {
     std::printf("unknown mode '%s'\n", mode.c_str());
     return 64;
