@@ -1,7 +1,10 @@
 // Starts the processes of one evaluation, two per rank: mgk-harness (trusted: NCCL, the
 // reference, the oracle, the checks) and, when there is a candidate, mgk-candidate (the
-// model's code, in a sandbox: no network, no secrets, a read-only filesystem but its own
-// scratch directory, no capabilities), joined to its harness by a socket pair. Brokers what
+// model's code, in a sandbox: no network, no secrets, a root holding only the system's
+// libraries, its own files and its GPUs' device nodes (runner/candidate_root.h), no
+// capabilities, its rank's GPU alone; it filters its own system calls), joined to its
+// harness by a socket pair. A candidate process its filter stopped is reported as its
+// refusal, naming the call. Brokers what
 // needs every rank (symmetric memory handles, host barriers) and watches them all: a
 // command that does not finish in time is a hang, reported with the phase each rank was in;
 // a process that dies is noticed at once; either way the whole group is killed.

@@ -3,7 +3,8 @@
 // else nothing, with a warning that says so. Either way the process gets no network, a
 // read-only view of the system with one writable directory (and a private /tmp and
 // /dev/shm), the user's home hidden, its own PID namespace (it cannot see mgk's process or
-// its environment), the GPUs' device nodes, and death with its parent.
+// its environment), the GPUs' device nodes, and death with its parent; or, for the
+// candidate process, a root of its own with only what it needs (minimal_root).
 #pragma once
 #include <filesystem>
 #include <memory>

@@ -56,3 +56,55 @@ TEST(Peaks, TakeTheSlowestGpuAndLink) {
 
 }  // namespace
 }  // namespace mgk::eval
+
+namespace mgk::eval {
+namespace {
+
+Timing median_of(double us) {
+  Timing t;
+  t.median_us = us;
+  return t;
+}
+
+// Rows measured on the H200 at one rank (bench/RESULTS.md, fourteenth session): the plain
+// all-reduce's reported median, the outside clock's, the probes' spread. Every honest one must
+// stay credible under the slack; the forged ones the outside clock can see must not.
+struct Row {
+  const char* what;
+  double candidate, outside, spread;
+};
+constexpr Row kHonest[] = {
+    {"tiny", 8.30, 4.10, 17.9},    {"small", 9.07, 5.85, 17.9},    {"medium", 27.41, 28.70, 17.9},
+    {"large", 293.38, 325.23, 17.9}, {"odd", 8.98, 0.51, 17.9},      {"tiny", 8.16, 11.10, 6.3},
+    {"small", 9.14, 13.19, 6.3},   {"medium", 27.39, 38.53, 6.3},  {"large", 293.26, 366.70, 6.3},
+    {"odd", 8.91, 22.75, 6.3},     {"tiny", 8.13, 11.92, 26.7},    {"small", 9.09, 18.18, 26.7},
+    {"medium", 27.42, 50.99, 26.7}, {"large", 293.26, 363.33, 26.7}, {"odd", 9.09, 13.60, 26.7},
+};
+constexpr Row kForged[] = {
+    {"large, cudaEventElapsedTime's GOT slot reporting a third", 97.77, 339.81, 26.0},
+};
+
+TEST(Credibility, TheHonestTimesMeasuredOnTheH200AreCredible) {
+  for (const Row& r : kHonest) {
+    const Credibility c = judge_credibility(median_of(r.candidate), median_of(2.9), median_of(r.outside), r.spread);
+    EXPECT_TRUE(c.credible) << r.what << " " << r.candidate << " vs outside " << r.outside << ": " << c.why;
+  }
+}
+
+TEST(Credibility, AForgedTimeTheOutsideClockSeesIsNot) {
+  for (const Row& r : kForged) {
+    const Credibility c = judge_credibility(median_of(r.candidate), median_of(2.9), median_of(r.outside), r.spread);
+    EXPECT_FALSE(c.credible) << r.what;
+    EXPECT_NE(c.why.find("the harness's own clock saw at least 340 us"), std::string::npos) << c.why;
+  }
+}
+
+TEST(Credibility, UnderTheFloorIsNeverCredible) {
+  const Credibility c = judge_credibility(median_of(1.25), median_of(2.9), std::nullopt, 0);
+  EXPECT_FALSE(c.credible);
+  EXPECT_EQ(c.why, "the measured time (1.25 us) is below the timing floor (an empty kernel, 2.90 us)");
+  EXPECT_TRUE(judge_credibility(median_of(3.0), median_of(2.9), std::nullopt, 0).credible);
+}
+
+}  // namespace
+}  // namespace mgk::eval
