@@ -59,6 +59,19 @@ class CandidateFilter : public ::testing::TestWithParam<runner::IsolationKind> {
     s.isolation = how_;
     return s;
   }
+  // The probe's log once it has printed `marker` (or what it printed within 30 s).
+  std::string run_until(const std::string& mode, const std::string& marker) const {
+    test::TempDir bin("mgk-filter-bin"), work("mgk-filter-work");
+    RankGroup group(spec(bin.path(), work.path(), mode));
+    std::string log;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < deadline) {
+      log = read_text(work.path() / "rank0.candidate.log");
+      if (log.find(marker) != std::string::npos) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return log;
+  }
   runner::IsolationStatus how_;
 };
 
@@ -91,32 +104,12 @@ TEST_P(CandidateFilter, EachForbiddenRawSystemCallEndsTheCandidateAsItsOwnRefusa
 // filter lets executable mappings of files through: the loader and the driver make them).
 TEST_P(CandidateFilter, AFileItWroteCannotBeMappedExecutableOnTheNamespacesPath) {
   if (GetParam() != runner::IsolationKind::kNamespaces) GTEST_SKIP() << "bubblewrap cannot mount noexec";
-  test::TempDir bin("mgk-filter-bin"), work("mgk-filter-work");
-  std::string log;
-  {
-    RankGroup group(spec(bin.path(), work.path(), "scratchexec"));
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (std::chrono::steady_clock::now() < deadline) {
-      log = read_text(work.path() / "rank0.candidate.log");
-      if (log.find("scratchexec: ") != std::string::npos) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-  }
+  const std::string log = run_until("scratchexec", "scratchexec: ");
   EXPECT_NE(log.find("scratchexec: refused by the mount"), std::string::npos) << log;
 }
 
 TEST_P(CandidateFilter, WhatAHostProgramDoesIsLetThrough) {
-  test::TempDir bin("mgk-filter-bin"), work("mgk-filter-work");
-  std::string log;
-  {
-    RankGroup group(spec(bin.path(), work.path(), "allowed"));
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (std::chrono::steady_clock::now() < deadline) {
-      log = read_text(work.path() / "rank0.candidate.log");
-      if (log.find("allowed: ") != std::string::npos) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-  }
+  const std::string log = run_until("allowed", "allowed: ");
   EXPECT_NE(log.find("thread: ran"), std::string::npos) << log;
   EXPECT_NE(log.find("allowed: ok"), std::string::npos) << log;
 }
