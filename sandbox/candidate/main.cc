@@ -146,8 +146,8 @@ class CandidateProcess : public mgk::sandbox::SolutionHost {
         cand::TensorRef ref = m.outputs[o];
         if (ref.plan.in_place_of >= 0) ref.buffer = m.input_sets[set].at(size_t(ref.plan.in_place_of)).buffer;
         outputs_[set].push_back(tensor(ref));
-        mgk::sandbox::add_snapshot(outputs_io_[set], outputs_[set].back().data, buffer(m.snapshots.at(o)).local(),
-                                   size_t(ref.plan.numel) * mgk::dtype_size(ref.plan.dtype));
+        outputs_io_[set].push_back({outputs_[set].back().data, buffer(m.snapshots.at(o)).local(),
+                                    size_t(ref.plan.numel) * mgk::dtype_size(ref.plan.dtype)});
       }
     if (outputs_.empty()) throw std::runtime_error("setup without input sets");
     site_ = std::make_unique<mgk::sandbox::CallSite>(rank_, world_, buffer(m.flags).device_peers(), l2_bytes_);

@@ -68,18 +68,6 @@ __global__ void copy_kernel(CopyTable t) {
 
 }  // namespace
 
-size_t snapshot_bytes(size_t output_bytes) { return std::min(output_bytes, 2 * kSnapshotEnd); }
-
-void add_snapshot(std::vector<OutputBuffers>& io, void* data, void* snapshot, size_t output_bytes) {
-  if (output_bytes <= 2 * kSnapshotEnd) {
-    io.push_back({data, snapshot, output_bytes});
-    return;
-  }
-  io.push_back({data, snapshot, kSnapshotEnd});
-  io.push_back({static_cast<char*>(data) + output_bytes - kSnapshotEnd, static_cast<char*>(snapshot) + kSnapshotEnd,
-                kSnapshotEnd});
-}
-
 void copy_outputs(const std::vector<OutputBuffers>& outputs, cudaStream_t s) {
   for (size_t at = 0; at < outputs.size(); at += kCopiesPerLaunch) {
     CopyTable t{};

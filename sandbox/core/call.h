@@ -17,22 +17,12 @@
 
 namespace mgk::sandbox {
 
-// One output's buffers (or a range of them): where the solution writes it and where its
-// snapshot goes.
+// One output's buffers: where the solution writes it and where its snapshot goes.
 struct OutputBuffers {
   void* data;
   void* snapshot;
   size_t bytes;
 };
-
-// What of an output the call's snapshot holds: all of it up to 2 x kSnapshotEnd bytes, else
-// its first and last kSnapshotEnd bytes (at the snapshot's start and kSnapshotEnd into it).
-// The snapshot is there for kernels that leave work running past the end of their stream,
-// whose outputs are then unfinished all through; bounded, it costs the same at every size,
-// which the outside clock's probes measure (harness/outside_clock.h).
-constexpr size_t kSnapshotEnd = size_t(512) << 10;
-size_t snapshot_bytes(size_t output_bytes);
-void add_snapshot(std::vector<OutputBuffers>& io, void* data, void* snapshot, size_t output_bytes);
 
 class CallSite {
  public:

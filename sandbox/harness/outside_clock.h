@@ -13,11 +13,10 @@
 // is counted in t1 - t0) or is caught unfinished by it. What t1 - t0 holds besides the
 // candidate's work is measured the same way before the candidate's library is loaded, while
 // its process runs only mgk's code: probe calls of an empty kernel under the same protocol
-// (the "overhead"). The candidate process's own snapshot costs the same at every size
-// (core/call.h: kSnapshotEnd), so the probes count it; the harness's copy, which grows with
-// the outputs, is subtracted as its own events timed it. So
+// (the "overhead"). The copy's GPU time counts twice: once for the harness's copy, once for
+// the candidate process's own snapshot of the same bytes. So
 //
-//   outside_i = (t1 - t0) - overhead - copy_i
+//   outside_i = (t1 - t0) - overhead - 2 * copy_i
 //
 // is a lower bound, up to noise, on how long call i took, whatever the process reported.
 // A candidate median below that bound's median by more than the slack below is not
@@ -34,7 +33,7 @@ namespace mgk::harness {
 double monotonic_us();
 
 // What the protocol costs around a call, from the probes: their median and spread
-// (p90 - p10) of (t1 - t0) - event time - copy.
+// (p90 - p10) of (t1 - t0) - event time - 2 * copy.
 struct ProtocolOverhead {
   double median_us = 0;
   double spread_us = 0;

@@ -92,10 +92,6 @@ class Preset {
   // unjoined work); the oracle's results are wiped right after.
   wire::Verdict judge(int set, uint64_t seed, const std::vector<unsigned long long>* before);
   std::optional<wire::Mismatch> compare(const std::vector<void*>& got);
-  // Elements [first, first + count) of output `o`, held at `got`, against the oracle's.
-  std::optional<wire::Mismatch> compare_range(size_t o, const void* got, int64_t first, int64_t count);
-  // The snapshots, as much of each output as they hold (core/call.h: add_snapshot).
-  std::optional<wire::Mismatch> compare_snapshots();
   sandbox::SetupArgs setup_args() const;
 
   RankInfo info_;
