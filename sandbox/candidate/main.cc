@@ -7,9 +7,9 @@
 // checker, no reference and no NCCL (it does not even link them), and every call it is
 // asked for looks the same whether it will be checked or not.
 //
-// Once its CUDA context exists it runs under its system-call filter (syscall_filter.h). Nothing it measures is trusted
-// alone: the model's code shares this process and can rewrite any of it, so the harness
-// bounds every timed call by its own clock (harness/outside_clock.h).
+// Once its CUDA context exists it runs under its system-call filter (syscall_filter.h).
+// Nothing it measures is trusted alone: the model's code shares this process and can rewrite
+// any of it, so the harness bounds every timed call by its own clock (harness/outside_clock.h).
 #include <cuda_runtime.h>
 #include <unistd.h>
 
@@ -89,7 +89,7 @@ class CandidateProcess : public mgk::sandbox::SolutionHost {
 
   bool on(const cand::Init& m, const Fds&, wire::Reply& r) {
     device_ = visible_device_ >= 0 ? visible_device_ : m.device;
-    if (m.timed) channel_.set_spin(std::chrono::microseconds(5000));  // as its harness: candidate_link.h
+    if (m.timed) channel_.set_spin(wire::cand::kTimedSpin);
     rank_ = m.rank;
     world_ = m.world;
     cudaDeviceProp prop;

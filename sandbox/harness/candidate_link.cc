@@ -75,7 +75,7 @@ void CandidateLink::serve(const wire::Request& r) {
 }
 
 void CandidateLink::init(int device, int rank, int world, bool timed) {
-  if (timed) channel_.set_spin(kSpin);
+  if (timed) channel_.set_spin(wire::cand::kTimedSpin);
   command(wire::cand::Init{device, rank, world, timed});
 }
 

@@ -25,10 +25,9 @@ class CandidateLink {
  public:
   CandidateLink(int fd, BrokerClient& broker, BufferPool& pool);
 
-  // `timed`: both ends then wait for each other without sleeping (kSpin at a time), so that
-  // the outside clock measures the call, not how long a sleeping process takes to wake.
+  // `timed`: both ends then wait for each other without sleeping (wire::cand::kTimedSpin),
+  // so that the outside clock measures the call, not how long a sleeping process takes to wake.
   void init(int device, int rank, int world, bool timed);
-  static constexpr std::chrono::microseconds kSpin{5000};
   // Before load: `probes` probe calls through the very path a timed call takes (after
   // `warmup` more), collective over the group; what they cost beyond their own time is the
   // overhead the outside clock subtracts (outside_clock.h).

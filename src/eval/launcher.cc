@@ -193,7 +193,8 @@ void RankGroup::start(const GroupSpec& spec) {
       s.env["CUDA_VISIBLE_DEVICES"] = spec.gpu_ids[r].uuid;
       argv.insert(argv.end(), {"--visible-device", "0"});
     }
-    const runner::SandboxLayout layout = runner::candidate_layout(scratch, s.env, reads, known_gpus ? group_nodes : std::vector<fs::path>{});
+    const runner::SandboxLayout layout =
+        runner::candidate_layout(scratch, s.env, reads, known_gpus ? group_nodes : std::vector<fs::path>{});
     runner::Sandbox sandbox(how, layout);
     s.argv = sandbox.command(argv);
     s.hook = sandbox.hook();

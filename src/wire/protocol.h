@@ -10,6 +10,7 @@
 //             <--Request--           --Response (+ fds)-->
 //             --Response-->
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -134,8 +135,12 @@ namespace cand {
 struct Init {
   int device = 0;
   int rank = 0, world = 1;  // needed before any buffer is mapped: which peer is "local"
-  bool timed = false;       // its calls are timed: wait for commands without sleeping
+  bool timed = false;       // its calls are timed: both ends wait without sleeping (kTimedSpin)
 };
+// How long each end of a timed evaluation's link polls before it sleeps in the kernel: a
+// process woken from sleep answers tens of microseconds late, which the outside clock
+// (harness/outside_clock.h) would count.
+constexpr std::chrono::microseconds kTimedSpin{5000};
 struct Load {
   std::string library;
 };
