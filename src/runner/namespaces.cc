@@ -154,11 +154,12 @@ int set_mount_attr(const char* path, unsigned flags, uint64_t set, uint64_t clea
   return int(::syscall(SYS_mount_setattr, AT_FDCWD, path, flags, &a, sizeof a));
 }
 
-// mkdir -p inside a tmpfs we just mounted (the path is absolute and shorter than 4096).
-void make_dirs(const std::string& path) {
+// mkdir -p inside a tmpfs we just mounted (the path is absolute and shorter than 4096);
+// `length` of `path`'s characters only (no allocation: this runs between fork and exec).
+void make_dirs(const char* path, size_t length) {
   char buf[4096];
-  size_t n = path.size() < sizeof buf - 1 ? path.size() : sizeof buf - 1;
-  std::memcpy(buf, path.data(), n);
+  size_t n = length < sizeof buf - 1 ? length : sizeof buf - 1;
+  std::memcpy(buf, path, n);
   buf[n] = '\0';
   for (size_t i = 1; i <= n; ++i) {
     if (buf[i] != '/' && buf[i] != '\0') continue;
@@ -184,15 +185,11 @@ void fd_path(int fd, char (&out)[64]) {
 
 // Only the directory part of `path` made (for a file's mount point).
 void make_parent_dirs(const std::string& path) {
-  char buf[4096];
-  size_t n = path.size() < sizeof buf - 1 ? path.size() : sizeof buf - 1;
-  std::memcpy(buf, path.data(), n);
-  buf[n] = '\0';
-  char* slash = std::strrchr(buf, '/');
-  if (!slash || slash == buf) return;
-  *slash = '\0';
-  make_dirs(buf);
+  const size_t slash = path.rfind('/');
+  if (slash != std::string::npos && slash > 0) make_dirs(path.data(), slash);
 }
+
+void make_dirs(const std::string& path) { make_dirs(path.data(), path.size()); }
 
 // The candidate's root: an empty tmpfs, holding only what the plan's steps put there.
 void build_minimal_root(const NamespaceSandbox::Plan& p) {
