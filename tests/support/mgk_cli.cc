@@ -1,6 +1,9 @@
 #include "support/mgk_cli.h"
 
 #include <cstdlib>
+#include <stdexcept>
+
+#include <stdlib.h>
 #include <iostream>
 #include <filesystem>
 
@@ -22,8 +25,43 @@ nlohmann::json CliResult::json() const {
   }
 }
 
-CliResult run_mgk(const std::vector<std::string>& args, const std::map<std::string, std::string>& env, int timeout_s) {
+namespace {
+
+// A store of this test process's own, so that no test reads or migrates the user's store
+// (~/.local/share/mgk/mgk.db) or another test's: ctest runs each test in its own process, in
+// parallel. A CI run once failed because another mgk had left a newer schema there.
+struct OwnStore {
+  std::filesystem::path dir;
+  OwnStore() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "mgk-test-store-XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed for " + tmpl);
+    dir = tmpl;
+  }
+  ~OwnStore() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+};
+
+std::string own_store() {
+  static const OwnStore store;
+  return (store.dir / "mgk.db").string();
+}
+
+bool names_a_store(const std::vector<std::string>& args, const std::map<std::string, std::string>& env) {
+  if (env.count("MGK_DB") || env.count("XDG_DATA_HOME") || env.count("HOME")) return true;
+  for (const auto& a : args)
+    if (a == "--db" || a.rfind("--db=", 0) == 0) return true;
+  return false;
+}
+
+}  // namespace
+
+CliResult run_mgk(const std::vector<std::string>& args, const std::map<std::string, std::string>& env_in,
+                  int timeout_s) {
   CliResult r;
+  std::map<std::string, std::string> env = env_in;
+  if (!names_a_store(args, env)) env["MGK_DB"] = own_store();
   if (!std::filesystem::exists(mgk_binary())) {
     ADD_FAILURE() << "the mgk binary is missing: " << mgk_binary() << " (build it first)";
     return r;

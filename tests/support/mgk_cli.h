@@ -18,7 +18,8 @@ struct CliResult {
   nlohmann::json json() const;
 };
 
-// Fails the test (ASSERT) when the mgk binary is missing.
+// Fails the test (ASSERT) when the mgk binary is missing. Unless `env` or `args` name a store
+// (MGK_DB, XDG_DATA_HOME, HOME, --db), mgk gets one of this test process's own.
 CliResult run_mgk(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {},
                   int timeout_s = 600);
 
