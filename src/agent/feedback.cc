@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "agent/rules_prompt.h"
 #include "common/format.h"
 #include "common/text.h"
 
@@ -103,7 +104,8 @@ std::string feedback_template(const eval::EvalResult& result) {
       return *m > 1.0 ? "feedback/correct_fast" : "feedback/correct_slow";
     }
     case eval::Verdict::kIncorrect: return "feedback/mismatch";
-    case eval::Verdict::kCompileError: return "feedback/compile_error";
+    case eval::Verdict::kCompileError:
+      return result.refused_rule.empty() ? "feedback/compile_error" : "feedback/refused";
     case eval::Verdict::kRuntimeError: return "feedback/runtime_error";
     case eval::Verdict::kTimeout: return "feedback/hang";
     case eval::Verdict::kCompiled: return "feedback/compiled";
@@ -139,7 +141,9 @@ TemplateVars feedback_vars(const eval::EvalResult& result, int turn, int max_tur
 
 std::string render_feedback(const PromptLibrary& prompts, const eval::EvalResult& result,
                             int turn, int max_turns) {
-  return prompts.render(feedback_template(result), feedback_vars(result, turn, max_turns));
+  TemplateVars v = feedback_vars(result, turn, max_turns);
+  if (!result.refused_rule.empty()) v["rule"] = rule_text(prompts, result.refused_rule);
+  return prompts.render(feedback_template(result), v);
 }
 
 std::string verdict_summary(const eval::EvalResult& result) {

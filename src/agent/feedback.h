@@ -18,7 +18,7 @@ bool timed(const eval::EvalResult& result);
 // is what "best kernel" ranks by: a kernel is only as good as its worst size.
 std::optional<double> min_speedup(const eval::EvalResult& result);
 
-// "feedback/compile_error", "feedback/mismatch", "feedback/correct_fast",
+// "feedback/compile_error", "feedback/refused" (a check's rule broken), "feedback/mismatch", "feedback/correct_fast",
 // "feedback/correct_untimed" (correct, nothing timed), "feedback/compiled" (--compile-only).
 std::string feedback_template(const eval::EvalResult& result);
 

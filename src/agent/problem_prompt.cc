@@ -11,6 +11,7 @@
 #include "common/error.h"
 #include "problems/catalog.h"
 #include "problems/resolve.h"
+#include "agent/rules_prompt.h"
 
 namespace mgk::agent {
 namespace fs = std::filesystem;
@@ -128,9 +129,39 @@ std::string with_suite_headers(const std::filesystem::path& file, const std::str
 
 }  // namespace
 
+std::string for_the_model(const std::string& text, const std::string& what) {
+  static const std::string open = "mgk-prompt: omit {", close = "mgk-prompt: omit }";
+  std::istringstream lines(text);
+  std::string out;
+  int line_no = 0, opened_at = 0;
+  bool blank = false;
+  for (std::string line; std::getline(lines, line);) {
+    ++line_no;
+    if (line.find(open) != std::string::npos) {
+      if (opened_at) throw Error(what + ":" + std::to_string(line_no) + ": '" + open + "' inside another (line " +
+                                 std::to_string(opened_at) + ")");
+      opened_at = line_no;
+      continue;
+    }
+    if (line.find(close) != std::string::npos) {
+      if (!opened_at) throw Error(what + ":" + std::to_string(line_no) + ": '" + close + "' without its '" + open + "'");
+      opened_at = 0;
+      continue;
+    }
+    if (opened_at) continue;
+    const bool is_blank = line.find_first_not_of(" \t") == std::string::npos;
+    if (is_blank && blank) continue;  // what was cut leaves one blank line, not several
+    blank = is_blank;
+    out += line + "\n";
+  }
+  if (opened_at) throw Error(what + ":" + std::to_string(opened_at) + ": '" + open + "' is never closed");
+  return out;
+}
+
 PromptTexts read_prompt_texts(const problems::Spec& spec) {
   PromptTexts t;
-  t.abi = read_file(root_dir() / "sandbox" / "include" / "mgk" / "abi.h", "the solution ABI");
+  const fs::path abi = root_dir() / "sandbox" / "include" / "mgk" / "abi.h";
+  t.abi = for_the_model(read_file(abi, "the solution ABI"), abi.string());
   t.primitives_guide = read_file(root_dir() / "primitives" / "README.md", "the primitives guide");
   t.statement = read_file(spec.statement_path(), "the problem statement");
   t.reference_source = with_suite_headers(spec.reference_path(), "the reference solution");
@@ -157,6 +188,7 @@ InitialPrompt build_initial_prompt(const PromptLibrary& prompts, const PromptInp
                  {"primitives_guide", chomp(in.texts.primitives_guide)},
                  {"tradeoffs", chomp(prompts.render("tradeoffs", {}))},
                  {"tuning_markers", chomp(prompts.render("tuning_markers", {}))},
+                 {"build", build_section(prompts, in.topology.arch)},
                  {"max_turns", std::to_string(in.max_turns)},
                  {"step_limit", std::to_string(in.max_turns)},
                  {"command_timeout", number(in.command_timeout_s)},

@@ -18,6 +18,7 @@ struct Topology {
   int sm_count = 0;                  // 0: unknown
   std::optional<double> link_gbps;   // measured peer bandwidth, GB/s per direction
   std::string link_source;           // where the number comes from ("mgk calibrate, ...")
+  std::string arch;                  // what kernels are compiled for ("sm_90a"); empty: sm_90a
 };
 
 // Files the prompts quote, read from the mgk root.
@@ -29,6 +30,11 @@ struct PromptTexts {
 };
 // Throws mgk::Error naming a file that cannot be read.
 PromptTexts read_prompt_texts(const problems::Spec& spec);
+
+// A header as the model reads it: without the lines between "mgk-prompt: omit {" and
+// "mgk-prompt: omit }" (maintainer notes, what only references use). Throws mgk::Error,
+// naming `what` and the line, for markers that do not pair up.
+std::string for_the_model(const std::string& text, const std::string& what);
 
 struct PromptInputs {
   const problems::Spec* spec = nullptr;

@@ -27,6 +27,7 @@ Topology topology_of(const eval::MachineInfo& m, int world, const std::optional<
   t.world_size = world;
   if (!m.gpus.empty()) t.gpu_model = m.gpu_model();  // else the default: "unknown GPU"
   t.sm_count = m.gpus.empty() ? 0 : m.gpus.front().sms;
+  if (!m.gpus.empty()) t.arch = eval::arch_for(m.gpus.front().cc);
   if (peaks && peaks->link_bytes_per_s > 0) {
     t.link_gbps = peaks->link_bytes_per_s / 1e9;
     t.link_source = "mgk calibrate";

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <regex>
 
 #include "common/env.h"
@@ -145,6 +146,23 @@ std::pair<std::string, std::string> read_kernel_source(const fs::path& path) {
   return {bytes, ""};
 }
 
+std::vector<std::string> nvcc_flags(const std::string& arch_in) {
+  const std::string arch = arch_in.empty() ? "sm_90a" : arch_in;
+  const std::string arch_num = arch.substr(3);  // "90a"
+  // Candidates and references alike link the CUDA runtime shared: the process's one runtime
+  // is used, and a candidate's imports are its own, not the statically linked runtime's.
+  return {"-std=c++20", "-O3", "-shared", "-Xcompiler", "-fPIC", "-lineinfo", "--expt-relaxed-constexpr",
+          "--extended-lambda", "-cudart", "shared", "-gencode=arch=compute_" + arch_num + ",code=sm_" + arch_num};
+}
+
+std::vector<std::string> linked_libraries(bool is_reference) {
+  // cuDNN (attention) for the references only: it can deserialise execution plans, compiled
+  // device code the candidate checks (imports, PTX) would never see.
+  std::vector<std::string> libs = {"-lcublas", "-lcublasLt"};
+  if (is_reference) libs.insert(libs.end(), {"-lcudnn", "-lnccl"});
+  return libs;
+}
+
 CompileResult compile(const CompileRequest& req) {
   install_interrupt_handler();
   CompileResult r;
@@ -158,22 +176,14 @@ CompileResult compile(const CompileRequest& req) {
   r.kernel_hash = sha256_hex(r.source);
 
   const fs::path root = root_dir();
-  const std::string arch = req.arch.empty() ? "sm_90a" : req.arch;
-  const std::string arch_num = arch.substr(3);  // "90a"
-  // Candidates and references alike link the CUDA runtime shared: the process's one runtime
-  // is used, and a candidate's imports are its own, not the statically linked runtime's.
-  std::vector<std::string> flags = {"-std=c++20", "-O3", "-shared", "-Xcompiler", "-fPIC", "-lineinfo",
-                                    "--expt-relaxed-constexpr", "--extended-lambda", "-cudart", "shared",
-                                    "-gencode=arch=compute_" + arch_num + ",code=sm_" + arch_num,
-                                    "-I" + (root / "sandbox/include").string(), "-I" + (root / "primitives").string(),
-                                    "-I" + fs::absolute(req.source).parent_path().string()};
+  std::vector<std::string> flags = nvcc_flags(req.arch);
+  for (const std::string dir : {(root / "sandbox/include").string(), (root / "primitives").string(),
+                                fs::absolute(req.source).parent_path().string()})
+    flags.push_back("-I" + dir);
   if (!req.problem_dir.empty()) flags.push_back("-I" + req.problem_dir.string());
   for (const auto& d : req.defines) flags.push_back("-D" + d);
   for (const auto& f : req.extra_flags) flags.push_back(f);
-  // cuDNN (attention) for the references only: it can deserialise execution plans, compiled
-  // device code the candidate checks (imports, PTX) would never see.
-  std::vector<std::string> libs = {"-lcublas", "-lcublasLt"};
-  if (req.is_reference) libs.insert(libs.end(), {"-lcudnn", "-lnccl"});
+  const std::vector<std::string> libs = linked_libraries(req.is_reference);
 
   // The exact bytes read above are what nvcc sees: a copy, under the name the user knows,
   // at a path that depends only on the bytes (the preprocessor writes it into its output,
@@ -202,6 +212,7 @@ CompileResult compile(const CompileRequest& req) {
   if (auto v = check_preprocessed(preprocessed, trusted_dirs(root), req.is_reference)) {
     if (v->file == staged.string()) v->file = req.source.string();
     r.refusal = v->describe();
+    r.refused_rule = rule_info(v->rule).id;
     r.log = req.source.string() + ": refused: " + r.refusal;
     return r;
   }
@@ -236,13 +247,14 @@ CompileResult compile(const CompileRequest& req) {
   if (p.timed_out) r.log += "\nnvcc did not finish within 5 minutes";
   if (p.exit_code != 0) return r;
 
-  auto refuse = [&](const std::string& why) {
+  auto refuse = [&](const std::string& why, std::optional<Rule> rule = std::nullopt) {
     r.refusal = why;
+    if (rule) r.refused_rule = rule_info(*rule).id;
     r.log += (r.log.empty() ? "" : "\n") + req.source.string() + ": refused: " + why;
     return r;
   };
   if (auto v = check_ptx(read_ptx(work.path), req.source.filename().string() + " (generated PTX)"))
-    return refuse(v->describe());
+    return refuse(v->describe(), v->rule);
   const ElfImage elf(built);
   const ElfLinkage linkage = linkage_of(elf);
   if (auto missing = missing_abi_export(linkage))
@@ -250,7 +262,7 @@ CompileResult compile(const CompileRequest& req) {
                   "' (define it with MGK_EXPORT, i.e. extern \"C\" and default visibility)");
   if (!req.is_reference) {
     if (auto bad = check_imports(linkage)) {
-      if (bad->is_library) return refuse("it links " + bad->symbol + ": " + bad->why);
+      if (bad->is_library) return refuse("it links " + bad->symbol + ": " + bad->why, bad->rule);
       const std::string name = demangle(bad->symbol);
       // Where the call is, when the text names it: the first call of it outside comments.
       std::string where;
@@ -264,13 +276,13 @@ CompileResult compile(const CompileRequest& req) {
       if (plain && std::regex_search(code, m, std::regex("\\b" + ident + "\\s*\\(")))
         where = req.source.filename().string() + ":" +
                 std::to_string(1 + std::count(code.begin(), code.begin() + m.position(0), '\n')) + ": ";
-      return refuse(where + "the built library imports '" + name + "': " + bad->why);
+      return refuse(where + "the built library imports '" + name + "': " + bad->why, bad->rule);
     }
     if (auto shadow = shadowed_name(linkage))
-      return refuse("the built library defines '" + demangle(shadow->symbol) + "': " + shadow->why);
+      return refuse("the built library defines '" + demangle(shadow->symbol) + "': " + shadow->why, shadow->rule);
     if (auto bad_code = executable_code_violation(elf))
-      return refuse("the built library's host code: " + *bad_code +
-                    ": candidates may not make raw system calls or hide code from the checks");
+      return refuse("the built library's host code: " + *bad_code + ": " + rule_info(Rule::kHiddenCode).why,
+                    Rule::kHiddenCode);
   }
 
   fs::create_directories(dir);

@@ -23,6 +23,7 @@ struct CompileResult {
   std::string log;            // nvcc's output
   double seconds = 0;
   std::string refusal;        // non-empty: refused (the rule broken, with file:line or symbol)
+  std::string refused_rule;   // its class (eval/candidate_rules.h id); empty for other refusals
   std::string unreadable;     // non-empty: the file is not a kernel source (not UTF-8, empty)
 };
 
@@ -38,6 +39,11 @@ struct CompileRequest {
 // Throws UsageError when the file is missing or a directory, Interrupted on Ctrl-C (nvcc
 // and its temporary files are gone by then), mgk::Error when nvcc cannot be run.
 CompileResult compile(const CompileRequest& request);
+
+// What every kernel is built with (the prompt shows it): nvcc's flags for `arch` (empty:
+// sm_90a) without the include paths, and the libraries linked.
+std::vector<std::string> nvcc_flags(const std::string& arch);
+std::vector<std::string> linked_libraries(bool is_reference);
 
 // For the tuner and the agent: compile the candidate `options` describe (into the cache).
 CompileResult compile_candidate(const EvalOptions& options);

@@ -285,6 +285,7 @@ EvalResult evaluate(const EvalOptions& o) {
   res.compile_log = cand.log;
   res.compile_seconds = cand.seconds;
   res.compile_cached = cand.cached;
+  res.refused_rule = cand.refused_rule;
   if (!cand.ok) {
     res.verdict = Verdict::kCompileError;
     res.message = !cand.unreadable.empty() ? "not a kernel source: " + cand.unreadable

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <regex>
 #include <set>
+#include <span>
 #include <sstream>
 
 #include "common/error.h"
@@ -19,32 +20,32 @@ namespace {
 // Refused by name, with the reason. Checked before the allow-list.
 struct Refusal {
   const char* pattern;
-  const char* why;
+  Rule rule;
 };
 const Refusal kRefused[] = {
     {R"(dlopen|dlmopen|dlsym|dlvsym|dladdr1?|dlinfo|dl_iterate_phdr|cuModuleLoad\w*|cuLibraryLoad\w*|cudaLibraryLoad\w*|cuLink\w*|cuGetProcAddress\w*|cudaGetDriverEntryPoint\w*|cudaGetExportTable|cuGetExportTable|__libc_dlopen\w*)",
-     "candidates may not load or look up code at run time"},
-    {R"(nccl\w*)", "candidates may not call NCCL: the task is to replace it"},
-    {R"(cuMulticast\w*)", "NVLink multicast is off on these machines and must stay off"},
-    {R"(cudaDeviceReset|cuDevicePrimaryCtxReset\w*|cuCtxDestroy\w*)", "resetting the device destroys the harness's state"},
+     Rule::kCodeLoading},
+    {R"(nccl\w*)", Rule::kNccl},
+    {R"(cuMulticast\w*)", Rule::kMulticast},
+    {R"(cudaDeviceReset|cuDevicePrimaryCtxReset\w*|cuCtxDestroy\w*)", Rule::kDeviceReset},
     {R"(fork|vfork|_Fork|clone3?|execl[ep]?|execv[ep]?|execvpe|fexecve|posix_spawnp?|system|popen|daemon)",
-     "candidates may not start processes"},
-    {R"(pthread_create|thrd_create|_ZNSt6thread\w*|_ZNSt3__16thread\w*)", "candidates may not start threads"},
-    {R"(syscall)", "candidates may not make raw system calls"},
+     Rule::kProcesses},
+    {R"(pthread_create|thrd_create|_ZNSt6thread\w*|_ZNSt3__16thread\w*)", Rule::kThreads},
+    {R"(syscall)", Rule::kSystemCalls},
     {R"(mprotect|pkey_mprotect|mmap|mmap64|mremap|shm_open|memfd_create)",
-     "candidates may not map memory or change its protection"},
+     Rule::kMemoryMapping},
     {R"(socket|socketpair|connect|bind|listen|accept4?|send|sendto|sendmsg|recv|recvfrom|recvmsg|getaddrinfo|gethostbyname\w*|shutdown)",
-     "candidates may not use sockets"},
+     Rule::kSockets},
     {R"(ptrace|process_vm_readv|process_vm_writev|prctl|setns|unshare|mount|umount2?|chroot|pivot_root|set[ug]id|setres[ug]id|capset|kill|tgkill)",
-     "candidates may not control processes or the system"},
+     Rule::kProcessControl},
 };
 
 // Of libstdc++, what kernel host code has no reason to use; judged on the demangled name,
 // after the refusals above (std::thread's mangled names are among those).
 const Refusal kRefusedCxx[] = {
-    {R"(std::(__fs::|experimental::)?filesystem::)", "candidates may not use the file system"},
-    {R"(basic_(i|o)?fstream|basic_filebuf|__basic_file)", "candidates may not read or write files"},
-    {R"(std::(thread|jthread)\b)", "candidates may not start threads"},
+    {R"(std::(__fs::|experimental::)?filesystem::)", Rule::kFiles},
+    {R"(basic_(i|o)?fstream|basic_filebuf|__basic_file)", Rule::kFiles},
+    {R"(std::(thread|jthread)\b)", Rule::kThreads},
 };
 
 // The allow-list: what a kernel's host code has reason to call.
@@ -91,42 +92,35 @@ std::optional<ImportViolation> check_imports(const ElfLinkage& linkage) {
   static const std::regex libraries(kAllowedLibraries);
   for (const auto& lib : linkage.needed)
     if (!std::regex_match(lib, libraries))
-      return ImportViolation{lib,
-                             std::regex_search(lib, std::regex("nccl"))
-                                 ? "candidates may not link NCCL: the task is to replace it"
-                                 : "candidates may link only the CUDA runtime and driver, cuBLAS and the C/C++ runtime",
-                             true};
-  static const std::vector<std::pair<std::regex, const char*>> refused = [] {
-    std::vector<std::pair<std::regex, const char*>> v;
-    for (const auto& r : kRefused) v.emplace_back(std::regex(r.pattern), r.why);
+    {
+      const Rule rule = std::regex_search(lib, std::regex("nccl")) ? Rule::kNccl : Rule::kLinking;
+      return ImportViolation{lib, rule_info(rule).why, rule, true};
+    }
+  auto compiled = [](std::span<const Refusal> table) {
+    std::vector<std::pair<std::regex, Rule>> v;
+    for (const auto& r : table) v.emplace_back(std::regex(r.pattern), r.rule);
     return v;
-  }();
+  };
+  static const std::vector<std::pair<std::regex, Rule>> refused = compiled(kRefused);
   static const std::vector<std::regex> allowed = [] {
     std::vector<std::regex> v;
     for (const char* p : kAllowedPatterns) v.emplace_back(p);
     return v;
   }();
-  static const std::vector<std::pair<std::regex, const char*>> refused_cxx = [] {
-    std::vector<std::pair<std::regex, const char*>> v;
-    for (const auto& r : kRefusedCxx) v.emplace_back(std::regex(r.pattern), r.why);
-    return v;
-  }();
+  static const std::vector<std::pair<std::regex, Rule>> refused_cxx = compiled(kRefusedCxx);
+  auto violation = [](const std::string& sym, Rule rule) { return ImportViolation{sym, rule_info(rule).why, rule}; };
   for (const auto& sym : linkage.imports) {
-    for (const auto& [re, why] : refused)
-      if (std::regex_match(sym, re)) return ImportViolation{sym, why, false};
+    for (const auto& [re, rule] : refused)
+      if (std::regex_match(sym, re)) return violation(sym, rule);
     if (sym.rfind("_Z", 0) == 0) {
       const std::string name = demangle(sym);
-      for (const auto& [re, why] : refused_cxx)
-        if (std::regex_search(name, re)) return ImportViolation{sym, why, false};
+      for (const auto& [re, rule] : refused_cxx)
+        if (std::regex_search(name, re)) return violation(sym, rule);
     }
     bool ok = false;
     for (const auto& re : allowed)
       if (std::regex_match(sym, re)) ok = true;
-    if (!ok)
-      return ImportViolation{sym,
-                             "not on the list of what a candidate may call (the CUDA runtime and driver, cuBLAS, "
-                             "and the basics of libc, libm and libstdc++)",
-                             false};
+    if (!ok) return ImportViolation{sym, std::string("not on the list of what a candidate may call: ") + rule_info(Rule::kLinking).why, Rule::kLinking};
   }
   return std::nullopt;
 }
@@ -171,9 +165,9 @@ std::optional<ImportViolation> shadowed_name(const ElfLinkage& linkage) {
     else if (d.strong && rt.cxx.count(d.name)) whose = "the C++ runtime";
     if (whose)
       return ImportViolation{d.name,
-                             std::string("the library defines a name of ") + whose +
-                                 ": candidates may not replace the functions of the libraries they call",
-                             false};
+                             std::string("the library defines a name of ") + whose + ": " +
+                                 rule_info(Rule::kShadowing).why,
+                             Rule::kShadowing};
   }
   return std::nullopt;
 }

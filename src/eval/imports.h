@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "eval/candidate_rules.h"
+
 namespace mgk::eval {
 
 struct DefinedName {
@@ -33,6 +35,7 @@ ElfLinkage read_linkage(const std::filesystem::path& library);
 struct ImportViolation {
   std::string symbol;  // or library, for a refused DT_NEEDED
   std::string why;
+  Rule rule = Rule::kLinking;
   bool is_library = false;
 };
 

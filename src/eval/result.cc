@@ -66,7 +66,7 @@ nlohmann::json EvalResult::to_json() const {
   return {{"verdict", to_string(verdict)}, {"message", message},       {"problem", problem},
           {"world_size", world_size},      {"gpus", gpus},             {"kernel_hash", kernel_hash},
           {"build_key", build_key},        {"isolation", isolation},   {"timed", timed},
-          {"not_timed", not_timed},
+          {"not_timed", not_timed},        {"refused_rule", refused_rule},
           {"compile_log", compile_log},    {"compile_seconds", compile_seconds},
           {"compile_cached", compile_cached}, {"wall_seconds", wall_seconds}, {"phase", phase},
           {"protocol_overhead_us", protocol_overhead_us}, {"protocol_spread_us", protocol_spread_us},
@@ -85,6 +85,7 @@ EvalResult EvalResult::from_json(const nlohmann::json& j) {
   r.isolation = j.value("isolation", "");
   r.timed = j.value("timed", false);
   r.not_timed = j.value("not_timed", "");
+  r.refused_rule = j.value("refused_rule", "");
   r.compile_log = j.value("compile_log", "");
   r.compile_seconds = j.value("compile_seconds", 0.0);
   r.compile_cached = j.value("compile_cached", false);

@@ -69,6 +69,7 @@ struct EvalResult {
                                 // namespaces, none; empty when none ran
   bool timed = false;           // false: correctness only (not_timed says why)
   std::string not_timed;
+  std::string refused_rule;     // a refused kernel: the rule's class (eval/candidate_rules.h)
   std::string compile_log;      // nvcc output (warnings even on success)
   std::string source;           // the exact bytes compiled, for the store (not in the JSON)
   double compile_seconds = 0;

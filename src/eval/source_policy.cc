@@ -9,20 +9,19 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Rule {
+struct Pattern {
   const char* pattern;
-  const char* why;
+  Rule rule;
   bool applies_to_references;
   bool look_in_strings;  // inline PTX is a string
 };
 
-const Rule kRules[] = {
-    {R"(multimem\.|\bcuMulticast\w*|\bNVLS\b)",
-     "NVLink multicast (multimem PTX, cuMulticast*) is off on these machines and must stay off", true, true},
-    {R"(\bnccl\w*)", "candidates may not call NCCL: the task is to replace it", false, false},
-    {R"(\bdl(open|sym|mopen|vsym)\b)", "candidates may not load other code at run time", false, false},
-    {R"(\bmgk_oracle\b)", "candidates may not define or call the oracle", false, false},
-    {R"(\bcudaDeviceReset\b)", "resetting the device destroys the harness's state", true, false},
+const Pattern kPatterns[] = {
+    {R"(multimem\.|\bcuMulticast\w*|\bNVLS\b)", Rule::kMulticast, true, true},
+    {R"(\bnccl\w*)", Rule::kNccl, false, false},
+    {R"(\bdl(open|sym|mopen|vsym)\b)", Rule::kCodeLoading, false, false},
+    {R"(\bmgk_oracle\b)", Rule::kOracle, false, false},
+    {R"(\bcudaDeviceReset\b)", Rule::kDeviceReset, true, false},
 };
 
 bool is_under(const fs::path& file, const fs::path& dir) {
@@ -88,8 +87,8 @@ std::string strip_comments(const std::string& s, bool keep_strings) {
 
 std::optional<PolicyViolation> check_preprocessed(const std::string& preprocessed,
                                                   const std::vector<fs::path>& trusted_dirs, bool is_reference) {
-  std::vector<std::pair<std::regex, const Rule*>> rules;
-  for (const auto& r : kRules)
+  std::vector<std::pair<std::regex, const Pattern*>> rules;
+  for (const auto& r : kPatterns)
     if (!is_reference || r.applies_to_references) rules.emplace_back(std::regex(r.pattern, std::regex::icase), &r);
   std::istringstream in(preprocessed);
   std::string text, file;
@@ -112,7 +111,8 @@ std::optional<PolicyViolation> check_preprocessed(const std::string& preprocesse
     for (const auto& [re, rule] : rules) {
       std::smatch m;
       const std::string& hay = rule->look_in_strings ? with_strings : code;
-      if (std::regex_search(hay, m, re)) return PolicyViolation{file, line, m.str(0), rule->why};
+      if (std::regex_search(hay, m, re))
+        return PolicyViolation{file, line, m.str(0), rule_info(rule->rule).why, rule->rule};
     }
   }
   return std::nullopt;
@@ -125,7 +125,7 @@ std::optional<PolicyViolation> check_ptx(const std::string& ptx, const std::stri
   for (std::string raw; std::getline(in, raw); ++line) {
     std::smatch m;
     if (std::regex_search(raw, m, multicast))
-      return PolicyViolation{file, line, m.str(0), kRules[0].why};
+      return PolicyViolation{file, line, m.str(0), rule_info(Rule::kMulticast).why, Rule::kMulticast};
   }
   return std::nullopt;
 }

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "eval/candidate_rules.h"
+
 namespace mgk::eval {
 
 struct PolicyViolation {
@@ -17,6 +19,7 @@ struct PolicyViolation {
   int line = 0;
   std::string found;  // the construct, e.g. "ncclAllReduce"
   std::string why;
+  Rule rule = Rule::kNccl;
   std::string describe() const;  // "kernel.cu:12: 'ncclAllReduce': candidates may not call NCCL ..."
 };
 

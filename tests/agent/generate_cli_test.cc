@@ -110,6 +110,33 @@ TEST_F(GenerateCli, ACompileOnlySessionRunsWithoutAGpuAndTellsTheModelNothingRan
   EXPECT_NE(feedback.find("it was not run, checked or timed"), std::string::npos) << feedback;
 }
 
+// The first-turn failure seen with a frontier model: a GEMM kernel that loads cuBLASLt
+// with dlopen/dlsym. The feedback names the rule and what to use instead (the linked
+// cuBLASLt, mgk/lt_gemm.h), so the next turn need not drop cuBLAS.
+TEST_F(GenerateCli, AKernelThatLoadsCublasLtIsToldTheRuleAndWhatToUseInstead) {
+  const std::string loads = "I load cuBLASLt myself.\n```cuda\n#include <dlfcn.h>\n#include \"mgk/solution.h\"\n"
+                            "static void* lib;\nMGK_EXPORT int mgk_setup(mgk_ctx*) { lib = dlopen(\"libcublasLt.so\", "
+                            "RTLD_NOW); return lib ? 0 : 1; }\nMGK_EXPORT void mgk_teardown(mgk_ctx*) {}\nMGK_EXPORT int "
+                            "mgk_run(mgk_ctx*, const mgk_tensor*, int, const mgk_tensor*, int, cudaStream_t) { return 0; "
+                            "}\n```\n";
+  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(loads)));
+  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(loads)));
+  test::CliResult r = test::run_mgk({"generate", "--problem", "tp/gemm_allreduce", "--model", "openai:gpt-test",
+                                     "--turns", "2", "--compile-only"},
+                                    env());
+  auto requests = server_.requests();
+  ASSERT_EQ(requests.size(), 2u) << r.output;
+  const std::string system = requests[0].json["messages"][0]["content"];
+  EXPECT_NE(system.find("mgk/lt_gemm.h"), std::string::npos) << "the opening names the GEMM helper";
+  EXPECT_NE(system.find("-lcublasLt"), std::string::npos) << "the opening says cuBLASLt is linked";
+  const std::string feedback = requests[1].json["messages"].back()["content"];
+  EXPECT_NE(feedback.find("refused"), std::string::npos) << feedback;
+  EXPECT_NE(feedback.find("'dlopen'"), std::string::npos) << feedback;
+  EXPECT_NE(feedback.find("No code loaded or looked up at run time"), std::string::npos) << feedback;
+  EXPECT_NE(feedback.find("`mgk/lt_gemm.h`"), std::string::npos) << feedback;
+  EXPECT_EQ(feedback.find("(dlopen(\""), std::string::npos) << "the feedback quotes the rule, not the kernel";
+}
+
 // A resumed session samples and stops as it began: it ran with the defaults (16384 tokens,
 // the provider's temperature, a $3 cost limit) whatever the first session was given.
 TEST_F(GenerateCli, AResumedSessionKeepsItsSamplingAndLimitsAndTheFlagsGivenOverrideThem) {

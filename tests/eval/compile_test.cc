@@ -149,6 +149,7 @@ TEST_F(CompileTest, AHostSyscallInstructionIsRefused) {
   EXPECT_NE(r.refusal.find("the built library's host code: a 'syscall' instruction at 0x"), std::string::npos)
       << r.refusal << r.log;
   EXPECT_NE(r.refusal.find("<mgk_setup>"), std::string::npos) << r.refusal;
+  EXPECT_EQ(r.refused_rule, "hidden-code") << "the feedback quotes the rule by this id";
 }
 
 // Every bad candidate that is bad in what it links or calls is refused, with the reason;

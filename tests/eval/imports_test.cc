@@ -34,7 +34,7 @@ TEST(Imports, EachRefusalSaysWhy) {
             "cudaGetDriverEntryPointByVersion: candidates may not load or look up code at run time");
   EXPECT_EQ(refusal({"cuModuleLoadData"}), "cuModuleLoadData: candidates may not load or look up code at run time");
   EXPECT_EQ(refusal({"ncclAllReduce"}), "ncclAllReduce: candidates may not call NCCL: the task is to replace it");
-  EXPECT_EQ(refusal({"cuMulticastCreate"}), "cuMulticastCreate: NVLink multicast is off on these machines and must stay off");
+  EXPECT_EQ(refusal({"cuMulticastCreate"}), "cuMulticastCreate: NVLink multicast (multimem PTX, cuMulticast*) is off on these machines and must stay off");
   EXPECT_EQ(refusal({"fork"}), "fork: candidates may not start processes");
   EXPECT_EQ(refusal({"posix_spawn"}), "posix_spawn: candidates may not start processes");
   EXPECT_EQ(refusal({"pthread_create"}), "pthread_create: candidates may not start threads");
@@ -54,7 +54,7 @@ TEST(Imports, OfLibstdcxxFilesAndThreadsAreRefusedStringsAndPrintingAreNot) {
   EXPECT_EQ(refusal({"_ZNSt10filesystem6statusERKNS_7__cxx114pathE"}),
             "_ZNSt10filesystem6statusERKNS_7__cxx114pathE: candidates may not use the file system");
   EXPECT_EQ(refusal({"_ZNSt14basic_ifstreamIcSt11char_traitsIcEEC1EPKcSt13_Ios_Openmode"}),
-            "_ZNSt14basic_ifstreamIcSt11char_traitsIcEEC1EPKcSt13_Ios_Openmode: candidates may not read or write files");
+            "_ZNSt14basic_ifstreamIcSt11char_traitsIcEEC1EPKcSt13_Ios_Openmode: candidates may not use the file system");
   EXPECT_EQ(refusal({"_ZNSt13basic_filebufIcSt11char_traitsIcEE4openEPKcSt13_Ios_Openmode"}).substr(0, 20),
             "_ZNSt13basic_filebuf");
   EXPECT_NE(refusal({"_ZNSt6thread4joinEv"}), "");
@@ -94,8 +94,8 @@ TEST(Imports, WhatACandidateDefinesOfItsOwnIsItsOwn) {
 
 TEST(Imports, AnythingElseIsOffTheList) {
   EXPECT_EQ(refusal({"fopen"}),
-            "fopen: not on the list of what a candidate may call (the CUDA runtime and driver, cuBLAS, and the basics "
-            "of libc, libm and libstdc++)");
+            "fopen: not on the list of what a candidate may call: candidates may link and call only the CUDA runtime "
+            "and driver, cuBLAS, cuBLASLt and the basics of libc, libm and libstdc++");
   EXPECT_NE(refusal({"open64"}), "");
   EXPECT_NE(refusal({"write"}), "") << "the socket to the harness is an fd: raw writes are refused";
 }
@@ -104,7 +104,7 @@ TEST(Imports, OnlyTheRuntimeLibrariesMayBeLinked) {
   EXPECT_EQ(refusal({}, {"libcudart.so.13", "libcublas.so.13", "libcublasLt.so.13", "libstdc++.so.6", "libm.so.6",
                          "libgcc_s.so.1", "libc.so.6", "ld-linux-x86-64.so.2"}),
             "");
-  EXPECT_EQ(refusal({}, {"libnccl.so.2"}), "libnccl.so.2: candidates may not link NCCL: the task is to replace it");
+  EXPECT_EQ(refusal({}, {"libnccl.so.2"}), "libnccl.so.2: candidates may not call NCCL: the task is to replace it");
   // cuDNN can load serialised execution plans (device code the PTX check never sees): the
   // references' attention uses it, a candidate may not.
   EXPECT_NE(refusal({}, {"libcudnn.so.9"}), "");

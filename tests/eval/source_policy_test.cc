@@ -23,7 +23,7 @@ TEST(SourcePolicy, RefusesNcclLoadingTheOracleAndMulticastNamingFileAndLine) {
   EXPECT_EQ(violation(from("k.cu", "int a;\nint b;\nncclSend();\n")),
             "k.cu:3: 'ncclSend': candidates may not call NCCL: the task is to replace it");
   EXPECT_EQ(violation(from("k.cu", "void* h = dlopen(\"x\", 0);\n")),
-            "k.cu:1: 'dlopen': candidates may not load other code at run time");
+            "k.cu:1: 'dlopen': candidates may not load or look up code at run time");
   EXPECT_EQ(violation(from("k.cu", "mgk_oracle(ctx, a, s);\n")),
             "k.cu:1: 'mgk_oracle': candidates may not define or call the oracle");
   EXPECT_NE(violation(from("k.cu", "asm(\"multimem.ld_reduce.add.f32 %0, [%1];\");\n"), true).find("'multimem.'"),

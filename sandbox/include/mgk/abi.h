@@ -1,6 +1,11 @@
 // The solution ABI: what every reference and candidate kernel file implements, and what
 // the per-rank harness (sandbox/harness) hands them. Plain C so that any nvcc-compiled
-// shared object can implement it; bump MGK_ABI_VERSION on any layout change.
+// shared object can implement it.
+// mgk-prompt: omit {
+//
+// The model's prompt quotes this file without the blocks marked "mgk-prompt: omit" (these
+// maintainer notes, what only references use): mark so anything a candidate does not need. Bump MGK_ABI_VERSION on any layout change.
+// mgk-prompt: omit }
 //
 // A solution exports, with C linkage:
 //   int  mgk_setup(mgk_ctx* ctx);       once per size preset, before any run: allocate
@@ -18,11 +23,15 @@
 //                                       input's values at the call and the updated values
 //                                       after it. Every call gets freshly drawn values.
 //   void mgk_teardown(mgk_ctx* ctx);    once per size preset, after the last run.
+// mgk-prompt: omit {
 // A reference additionally exports
 //   int  mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* args, cudaStream_t stream);
 //                                       the high-precision expected outputs (see below).
-// Non-zero return = failure; put a message in ctx->error first (mgk_set_error helps).
+// mgk-prompt: omit }
+// Non-zero return = failure; put a message in ctx->error first (mgk::set_error of mgk/solution.h helps).
+// mgk-prompt: omit {
 #pragma once
+// mgk-prompt: omit }
 #include <cuda_runtime_api.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -91,6 +100,7 @@ struct mgk_ctx {
   char error[MGK_ERROR_CAPACITY];
 };
 
+// mgk-prompt: omit {
 // How the harness generated input `t` on every rank: an oracle can regenerate any rank's
 // element with mgk_gen_value (gen.cuh) without communication.
 typedef enum mgk_dist { MGK_DIST_NORMAL = 0, MGK_DIST_UNIFORM = 1, MGK_DIST_RANDINT = 2 } mgk_dist;
@@ -121,6 +131,7 @@ typedef int (*mgk_setup_fn)(mgk_ctx*);
 typedef int (*mgk_run_fn)(mgk_ctx*, const mgk_tensor*, int, const mgk_tensor*, int, cudaStream_t);
 typedef void (*mgk_teardown_fn)(mgk_ctx*);
 typedef int (*mgk_oracle_fn)(mgk_ctx*, const mgk_oracle_args*, cudaStream_t);
+// mgk-prompt: omit }
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -1,0 +1,43 @@
+#include "agent/rules_prompt.h"
+
+#include "eval/candidate_rules.h"
+#include "eval/compile.h"
+
+namespace mgk::agent {
+namespace {
+
+std::string joined(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : " ") + w;
+  return out;
+}
+
+// A multi-line text as one Markdown bullet: continuation lines indented under it.
+std::string bullet(const std::string& text) {
+  std::string out = "- ";
+  for (char c : text) {
+    out += c;
+    if (c == '\n') out += "  ";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string rule_text(const PromptLibrary& prompts, const std::string& rule_id) {
+  std::string t = prompts.render("rules/" + rule_id, {});
+  while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
+  return t;
+}
+
+std::string build_section(const PromptLibrary& prompts, const std::string& arch) {
+  std::string rules;
+  for (const auto& r : eval::candidate_rules()) rules += (rules.empty() ? "" : "\n") + bullet(rule_text(prompts, r.id));
+  std::string s = prompts.render("parts/build", {{"nvcc_flags", joined(eval::nvcc_flags(arch))},
+                                                 {"libraries", joined(eval::linked_libraries(false))},
+                                                 {"rules", rules}});
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  return s;
+}
+
+}  // namespace mgk::agent
