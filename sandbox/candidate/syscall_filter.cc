@@ -56,42 +56,48 @@ const char* const kAllowed[] = {
 struct ClassDef {
   const char* what;
   const char* why;
+  const char* rule;  // its class in src/eval/candidate_rules.h (a CPU test holds them to it)
   std::vector<std::string> calls;
 };
 
 // Refused, by class, with the words a refusal uses. Anything neither allowed above nor
 // named here is refused too, as "not a call a kernel's host code needs".
 const ClassDef kClasses[] = {
-    {"starting processes or programs", "candidates may not start processes",
+    {"starting processes or programs", "candidates may not start processes", "processes",
      {"fork", "vfork", "clone", "clone3", "execve", "execveat"}},
-    {"sockets", "candidates may not open sockets or network connections",
+    {"sockets", "candidates may not open sockets or network connections", "sockets",
      {"socket", "socketpair", "connect", "bind", "listen", "accept", "accept4", "shutdown"}},
-    {"reaching other processes", "candidates may not inspect or control other processes",
+    {"reaching other processes", "candidates may not inspect or control other processes", "process-control",
      {"ptrace", "process_vm_readv", "process_vm_writev", "process_madvise", "kcmp", "pidfd_open", "pidfd_getfd",
       "pidfd_send_signal"}},
-    {"signals to other processes", "candidates may signal only their own process",
+    {"signals to other processes", "candidates may signal only their own process", "process-control",
      {"kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"}},
     {"changing the sandbox", "candidates may not change their sandbox (mounts, namespaces, root, identity)",
+     "process-control",
      {"mount", "umount2", "unshare", "setns", "chroot", "pivot_root", "open_tree", "move_mount", "fsopen", "fsmount",
       "fspick", "mount_setattr", "setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid", "setfsuid",
       "setfsgid", "setgroups", "capset", "setsid", "setpgid", "personality"}},
     {"executable memory", "candidates may not make memory executable (nor create memory files to map)",
+     "memory-mapping",
      {"mmap", "mprotect", "pkey_mprotect", "memfd_create", "memfd_secret"}},
-    {"the kernel and the system", "candidates may not change the kernel or the system",
+    {"the kernel and the system", "candidates may not change the kernel or the system", "process-control",
      {"bpf", "perf_event_open", "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load",
       "reboot", "swapon", "swapoff", "acct", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "keyctl",
       "add_key", "request_key", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register", "iopl",
       "ioperm", "quotactl", "mknod", "mknodat", "name_to_handle_at", "open_by_handle_at", "syslog", "vhangup",
       "sethostname", "setdomainname"}},
-    {"terminal input", "candidates may not type into a terminal (ioctl TIOCSTI)", {"ioctl"}},
+    {"terminal input", "candidates may not type into a terminal (ioctl TIOCSTI)", "process-control", {"ioctl"}},
     {"the filter's own handler", "candidates may not replace the handler of refused system calls (SIGSYS)",
+     "system-calls",
      {"rt_sigaction"}},
 };
 
 constexpr int kMaxSyscall = 1024;
 const char* g_names[kMaxSyscall];  // filled once, before the first filter: the handler only reads
 const char* g_whys[kMaxSyscall];
+const char* g_rules[kMaxSyscall];
 const char* const kUnlisted = "it is not among the system calls a kernel's host code needs";
+const char* const kUnlistedRule = "system-calls";
 
 void fill_tables() {
   static bool done = false;
@@ -100,11 +106,12 @@ void fill_tables() {
   for (int nr = 0; nr < kMaxSyscall; ++nr) {
     g_names[nr] = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);  // malloc'd, kept for the process
     g_whys[nr] = kUnlisted;
+    g_rules[nr] = kUnlistedRule;
   }
   for (const auto& c : kClasses)
     for (const auto& name : c.calls) {
       const int nr = seccomp_syscall_resolve_name(name.c_str());
-      if (nr >= 0 && nr < kMaxSyscall) g_whys[nr] = c.why;
+      if (nr >= 0 && nr < kMaxSyscall) g_whys[nr] = c.why, g_rules[nr] = c.rule;
     }
 }
 
@@ -131,7 +138,9 @@ void on_refused_call(int, siginfo_t* info, void*) {
   put(number);
   put("): ");
   put(known ? g_whys[nr] : kUnlisted);
-  put("\n");
+  put(wire::kCandidateRefusedRule);
+  put(known ? g_rules[nr] : kUnlistedRule);
+  put(")\n");
   ::syscall(SYS_exit_group, wire::kCandidateRefusedExit);
 }
 
@@ -210,7 +219,8 @@ void install_syscall_filter() {
 const std::vector<RefusedCallClass>& refused_call_classes() {
   static const std::vector<RefusedCallClass> classes = [] {
     std::vector<RefusedCallClass> v;
-    for (const auto& c : kClasses) v.push_back({c.what, c.why, c.calls});
+    for (const auto& c : kClasses) v.push_back({c.what, c.why, c.rule, c.calls});
+    v.push_back({"any other call", kUnlisted, kUnlistedRule, {}});
     return v;
   }();
   return classes;

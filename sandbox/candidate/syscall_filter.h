@@ -30,7 +30,8 @@ void install_syscall_filter();
 struct RefusedCallClass {
   std::string what;                 // "starting processes"
   std::string why;                  // "candidates may not start processes"
-  std::vector<std::string> calls;   // the system calls of the class, by name
+  std::string rule;                 // its class in src/eval/candidate_rules.h: "processes"
+  std::vector<std::string> calls;   // the system calls of the class, by name (none: the rest)
 };
 const std::vector<RefusedCallClass>& refused_call_classes();
 

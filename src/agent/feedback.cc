@@ -106,7 +106,8 @@ std::string feedback_template(const eval::EvalResult& result) {
     case eval::Verdict::kIncorrect: return "feedback/mismatch";
     case eval::Verdict::kCompileError:
       return result.refused_rule.empty() ? "feedback/compile_error" : "feedback/refused";
-    case eval::Verdict::kRuntimeError: return "feedback/runtime_error";
+    case eval::Verdict::kRuntimeError:
+      return result.refused_rule.empty() ? "feedback/runtime_error" : "feedback/refused";
     case eval::Verdict::kTimeout: return "feedback/hang";
     case eval::Verdict::kCompiled: return "feedback/compiled";
     case eval::Verdict::kInfrastructure: return "feedback/infrastructure";
@@ -142,7 +143,10 @@ TemplateVars feedback_vars(const eval::EvalResult& result, int turn, int max_tur
 std::string render_feedback(const PromptLibrary& prompts, const eval::EvalResult& result,
                             int turn, int max_turns) {
   TemplateVars v = feedback_vars(result, turn, max_turns);
-  if (!result.refused_rule.empty()) v["rule"] = rule_text(prompts, result.refused_rule);
+  if (!result.refused_rule.empty()) {
+    v["rule"] = rule_text(prompts, result.refused_rule);
+    v["while_running"] = result.verdict == eval::Verdict::kRuntimeError ? "1" : "";
+  }
   return prompts.render(feedback_template(result), v);
 }
 

@@ -368,6 +368,7 @@ EvalResult evaluate(const EvalOptions& o) {
     return ended_early(Verdict::kTimeout, e.what(), e.phase);
   } catch (const RankError& e) {
     const bool candidate_fault = e.who == Who::kCandidate && e.fault != RankFault::kHarness;
+    if (candidate_fault && candidate_code_ran) res.refused_rule = e.refused_rule;
     return ended_early(candidate_fault ? Verdict::kRuntimeError : Verdict::kInfrastructure, e.what(), e.phase);
   }
 

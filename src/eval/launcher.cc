@@ -264,13 +264,21 @@ void RankGroup::died(int rank, bool candidate, const std::string& phase) {
       const std::string log = log_tail(rank, true, 4000);
       const size_t at = log.rfind(wire::kCandidateRefusedPrefix);
       std::string call = "a system call its filter does not allow (it was killed by SIGSYS)";
+      std::string rule = "system-calls";
       if (refused && at != std::string::npos) {
         call = log.substr(at + std::strlen(wire::kCandidateRefusedPrefix));
         call = call.substr(0, call.find('\n'));
+        if (const size_t r = call.rfind(wire::kCandidateRefusedRule); r != std::string::npos && call.back() == ')') {
+          rule = call.substr(r + std::strlen(wire::kCandidateRefusedRule));
+          rule.pop_back();
+          call.erase(r);
+        }
       }
-      throw RankError("refused: the candidate's process of rank " + std::to_string(rank) + " made " + call +
-                          " (during " + phase + where + ")",
-                      RankFault::kDied, wire::Who::kCandidate, phase);
+      RankError e("refused: the candidate's process of rank " + std::to_string(rank) + " made " + call + " (during " +
+                      phase + where + ")",
+                  RankFault::kDied, wire::Who::kCandidate, phase);
+      e.refused_rule = rule;
+      throw e;
     }
   }
   throw RankError(rank_name(rank, candidate) + " ended (" + how + ") during " + phase + where +

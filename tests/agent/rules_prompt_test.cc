@@ -126,6 +126,21 @@ TEST_F(RulesPrompt, ARefusalsFeedbackQuotesItsRuleAndWhatToUseInstead) {
   EXPECT_EQ(feedback_template(r), "feedback/compile_error") << "a compile error names no rule";
 }
 
+TEST_F(RulesPrompt, ACallTheFilterRefusedWhileRunningIsFedBackWithItsRule) {
+  eval::EvalResult r;
+  r.verdict = eval::Verdict::kRuntimeError;
+  r.message = "refused: the candidate's process of rank 0 made system call 'socket' (number 41): candidates may not "
+              "open sockets or network connections (during load)";
+  r.refused_rule = "sockets";
+  EXPECT_EQ(feedback_template(r), "feedback/refused");
+  const std::string text = render_feedback(lib_, r, 2, 4);
+  EXPECT_NE(text.find("stopped while running"), std::string::npos) << text;
+  EXPECT_NE(text.find("No sockets or network"), std::string::npos) << text;
+  EXPECT_NE(text.find(r.message), std::string::npos) << text;
+  r.refused_rule.clear();
+  EXPECT_EQ(feedback_template(r), "feedback/runtime_error");
+}
+
 // The ABI as the model needs it: the structs and the three functions, without the
 // maintainer's notes or what only references use (the oracle, how inputs are generated).
 TEST_F(RulesPrompt, TheAbiIsQuotedWithoutWhatOnlyMaintainersAndReferencesNeed) {

@@ -6,12 +6,15 @@
 // refusal; what a CUDA host program does is let through.
 #include <chrono>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
 
+#include "eval/candidate_rules.h"
 #include "eval/launcher.h"
+#include "syscall_filter.h"
 #include "support/fakes.h"
 #include "support/test_paths.h"
 
@@ -31,14 +34,15 @@ struct Attack {
   const char* mode;
   const char* call;  // the system call the refusal must name
   const char* why;
+  const char* rule;  // its class (eval/candidate_rules.h), which the model's feedback quotes
 };
 
 const Attack kAttacks[] = {
-    {"fork", "fork", "candidates may not start processes"},
-    {"socket", "socket", "candidates may not open sockets or network connections"},
-    {"ptrace", "ptrace", "candidates may not inspect or control other processes"},
-    {"execmem", "mmap", "candidates may not make memory executable"},
-    {"killinit", "kill", "candidates may signal only their own process"},
+    {"fork", "fork", "candidates may not start processes", "processes"},
+    {"socket", "socket", "candidates may not open sockets or network connections", "sockets"},
+    {"ptrace", "ptrace", "candidates may not inspect or control other processes", "process-control"},
+    {"execmem", "mmap", "candidates may not make memory executable", "memory-mapping"},
+    {"killinit", "kill", "candidates may signal only their own process", "process-control"},
 };
 
 class CandidateFilter : public ::testing::TestWithParam<runner::IsolationKind> {
@@ -91,6 +95,8 @@ TEST_P(CandidateFilter, EachForbiddenRawSystemCallEndsTheCandidateAsItsOwnRefusa
                 0u)
           << what;
       EXPECT_NE(what.find(a.why), std::string::npos) << what;
+      EXPECT_EQ(e.refused_rule, a.rule) << what;
+      EXPECT_EQ(what.find("(rule:"), std::string::npos) << "the rule's tag is for mgk, not the message: " << what;
       EXPECT_EQ(e.who, std::optional<wire::Who>(wire::Who::kCandidate));
       EXPECT_EQ(e.fault, RankFault::kDied);
     }
@@ -98,6 +104,14 @@ TEST_P(CandidateFilter, EachForbiddenRawSystemCallEndsTheCandidateAsItsOwnRefusa
     EXPECT_NE(log.find("filter: installed"), std::string::npos) << log;
     EXPECT_EQ(log.find("returned"), std::string::npos) << "the call went through: " << log;
   }
+}
+
+// The filter's classes are classes of the one table the prompt is rendered from.
+TEST(CandidateFilterRules, EveryRefusedCallClassNamesARuleThePromptHas) {
+  std::set<std::string> ids;
+  for (const auto& r : candidate_rules()) ids.insert(r.id);
+  ASSERT_FALSE(sandbox::refused_call_classes().empty());
+  for (const auto& c : sandbox::refused_call_classes()) EXPECT_TRUE(ids.count(c.rule)) << c.what << ": " << c.rule;
 }
 
 // What it writes it cannot run: on the namespaces path its directory is mounted noexec (the
