@@ -10,18 +10,25 @@ namespace mgk::report {
 namespace {
 
 // A group's value at k: the mean over its problems with at least k samples of `value(problem)`.
+// `per_problem_at(problem)` is the problem's own AtK at k.
 template <typename F>
-AtK mean_at_k(const std::vector<const ProblemMetrics*>& problems, int k, F per_problem) {
+AtK mean_at_k(const std::vector<const ProblemMetrics*>& problems, int k, F per_problem_at) {
   AtK a{k, std::nullopt, 0, 0};
   double sum = 0;
   for (const ProblemMetrics* p : problems) {
     if (p->n < k) continue;
     ++a.problems;
-    std::optional<double> v = per_problem(*p);
+    std::optional<double> v = per_problem_at(*p).value;
     if (!v) ++a.unknown;
     else sum += *v;
   }
-  if (a.problems > 0 && a.unknown == 0) a.value = sum / a.problems;
+  if (a.problems > 0 && a.unknown == 0) {
+    a.value = sum / a.problems;
+    std::vector<std::pair<int, int>> counts;
+    for (const ProblemMetrics* p : problems)
+      if (p->n >= k) counts.emplace_back(p->n, per_problem_at(*p).successes);
+    a.ci = bootstrap_at_k(counts, k);
+  }
   return a;
 }
 
@@ -31,15 +38,14 @@ GroupMetrics group(const std::string& name, const std::vector<const ProblemMetri
   g.name = name;
   g.problems = int(problems.size());
   for (int k = 1; k <= samples; ++k) {
-    g.pass.push_back(mean_at_k(problems, k, [k](const ProblemMetrics& p) { return p.pass[size_t(k - 1)].value; }));
-    g.compiled.push_back(
-        mean_at_k(problems, k, [k](const ProblemMetrics& p) { return p.compiled[size_t(k - 1)].value; }));
+    g.pass.push_back(mean_at_k(problems, k, [k](const ProblemMetrics& p) { return p.pass[size_t(k - 1)]; }));
+    g.compiled.push_back(mean_at_k(problems, k, [k](const ProblemMetrics& p) { return p.compiled[size_t(k - 1)]; }));
   }
   for (size_t i = 0; i < ps.size(); ++i) {
     FastP f{ps[i], {}};
     for (int k = 1; k <= samples; ++k)
       f.at_k.push_back(
-          mean_at_k(problems, k, [i, k](const ProblemMetrics& p) { return p.fast[i].at_k[size_t(k - 1)].value; }));
+          mean_at_k(problems, k, [i, k](const ProblemMetrics& p) { return p.fast[i].at_k[size_t(k - 1)]; }));
     g.fast.push_back(f);
   }
   return g;
@@ -48,7 +54,7 @@ GroupMetrics group(const std::string& name, const std::vector<const ProblemMetri
 // One problem alone, as a group of one would have it.
 AtK single(int n, int c, int k, bool known = true) {
   if (n < k) return {k, std::nullopt, 0, 0};
-  return {k, known ? unbiased_at_k(n, c, k) : std::nullopt, 1, known ? 0 : 1};
+  return {k, known ? unbiased_at_k(n, c, k) : std::nullopt, 1, known ? 0 : 1, c};
 }
 
 void add(Totals& t, const AttemptResult& r) {

@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "report/intervals.h"
 #include "report/outcome.h"
 
 namespace mgk::report {
@@ -41,6 +42,8 @@ struct AtK {
   std::optional<double> value;  // absent: no problem has k samples, or some are unknown
   int problems = 0;             // problems with at least k finished samples
   int unknown = 0;              // those among them not run (pass) or not timed (fast_p)
+  int successes = 0;            // one problem alone: c, its samples that count as a success
+  std::optional<Interval> ci;   // a group with a value: its 95% bootstrap interval (report/intervals.h)
 };
 
 struct FastP {

@@ -12,7 +12,12 @@ nlohmann::json opt(const std::optional<double>& v) { return v ? nlohmann::json(*
 
 nlohmann::json at_k_json(const std::vector<AtK>& v) {
   nlohmann::json a = nlohmann::json::array();
-  for (const AtK& x : v) a.push_back({{"k", x.k}, {"value", opt(x.value)}, {"problems", x.problems}, {"unknown", x.unknown}});
+  for (const AtK& x : v)
+    a.push_back({{"k", x.k},
+                 {"value", opt(x.value)},
+                 {"ci95", x.ci ? nlohmann::json::array({x.ci->low, x.ci->high}) : nlohmann::json(nullptr)},
+                 {"problems", x.problems},
+                 {"unknown", x.unknown}});
   return a;
 }
 
@@ -160,11 +165,16 @@ struct CsvWriter {
              const std::optional<double>& v, const std::string& absent_note = "") {
     row(scope, name, sample, metric, "", "", v ? number(*v) : "", v ? "" : absent_note);
   }
+  // Tidy, one number a row: the value, then its 95% interval's ends as metrics of their own.
   void at_k(const std::string& scope, const std::string& name, const std::string& metric, const std::vector<AtK>& v,
             const std::string& unknown, const std::string& p = "") {
-    for (const AtK& a : v)
+    for (const AtK& a : v) {
       row(scope, name, "", metric, std::to_string(a.k), p, a.value ? number(*a.value) : "",
           a.value ? std::to_string(a.problems) + " problem(s)" : a.problems == 0 ? "no problem has k samples" : unknown);
+      if (!a.ci) continue;
+      row(scope, name, "", metric + "_ci95_low", std::to_string(a.k), p, number(a.ci->low), "bootstrap");
+      row(scope, name, "", metric + "_ci95_high", std::to_string(a.k), p, number(a.ci->high), "bootstrap");
+    }
   }
   void group(const std::string& scope, const GroupMetrics& g) {
     row(scope, g.name, "", "problems", "", "", std::to_string(g.problems));

@@ -160,7 +160,11 @@ std::string at_k_text(const std::vector<AtK>& values, int k, const std::string& 
   const std::string over = a.problems < group_problems
                                ? " (" + std::to_string(a.problems) + "/" + std::to_string(group_problems) + ")"
                                : "";
-  return (a.value ? percent(a.value) : unknown) + over;
+  // The 95% interval (report/intervals.h) where the value has one and it is not a point.
+  const std::string ci = a.value && a.ci && a.ci->high > a.ci->low
+                             ? " [" + fixed(a.ci->low * 100, 0) + "–" + fixed(a.ci->high * 100, 0) + "]"
+                             : "";
+  return (a.value ? percent(a.value) : unknown) + ci + over;
 }
 
 std::string not_counted_text(const RunMetrics& m, int64_t run_id) {
@@ -201,7 +205,7 @@ std::string render_text(const std::vector<RunReport>& runs, bool markdown) {
       why = " (pass@k says \"not run\" and fast_p \"not timed\"; compiles@k is what such a run measures)";
     w.line("timing: " + r.metrics.timing + why);
   }
-  w.heading("pass@k (unbiased estimator over the finished samples of each problem)");
+  w.heading("pass@k (unbiased estimator over the finished samples of each problem; [the 95% bootstrap interval over problems and samples])");
   headline(w, runs);
   w.heading("per problem (BEST: the fastest correct sample's slowest-size speedup)");
   per_problem(w, runs);

@@ -161,6 +161,12 @@ TEST_F(ReportStore, JsonCsvAndTextCarryTheNumbers) {
   // pass@1: all_reduce 1/2, ag_gemm 1/2; pass@2: both 1.
   EXPECT_DOUBLE_EQ(m["suite"]["pass_at_k"][0]["value"].get<double>(), 0.5);
   EXPECT_DOUBLE_EQ(m["suite"]["pass_at_k"][1]["value"].get<double>(), 1.0);
+  // With its 95% bootstrap interval: two problems of two samples each say little.
+  const nlohmann::json& ci = m["suite"]["pass_at_k"][0]["ci95"];
+  ASSERT_TRUE(ci.is_array() && ci.size() == 2) << ci;
+  EXPECT_LE(ci[0].get<double>(), 0.5);
+  EXPECT_GE(ci[1].get<double>(), 0.5);
+  EXPECT_TRUE(m["suite"]["pass_at_k"][0].contains("problems"));
   EXPECT_EQ(m["thresholds"], nlohmann::json({0.0, 1.0, 1.25, 1.5, 2.0}));
   // fast_1@1: only all_reduce sample 0 (1.25x) is faster than 1: (1/2 + 0) / 2.
   EXPECT_DOUBLE_EQ(m["suite"]["fast_p_at_k"][1]["at_k"][0]["value"].get<double>(), 0.25);
@@ -184,7 +190,8 @@ TEST_F(ReportStore, JsonCsvAndTextCarryTheNumbers) {
   EXPECT_NE(csv.find("\n1,attempt,tp/ag_gemm,1,outcome,,,hang,turns_exhausted\n"), std::string::npos) << csv;
 
   const std::string md = render_text({rep}, true);
-  EXPECT_NE(md.find("| run 1 | all | 2 | 50.0% | 100.0% |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| run 1 | all | 2 | 50.0% [0–100] | 100.0% [0–100] |"), std::string::npos) << md;
+  EXPECT_NE(csv.find("\n1,suite,all,,pass_at_k_ci95_low,1,,0,bootstrap\n"), std::string::npos) << csv;
   EXPECT_NE(md.find("- outcomes of 4 counted attempt(s): correct 2, wrong 1, hang 1"), std::string::npos) << md;
 }
 
