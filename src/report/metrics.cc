@@ -89,6 +89,46 @@ void count_features(const std::vector<const AttemptResult*>& kernels, FeatureCou
   }
 }
 
+// A turn's verdict that shows a kernel compiled.
+bool compiled_verdict(const std::string& v) { return !v.empty() && v != "compile_error" && v != "infrastructure"; }
+
+std::vector<TurnPoint> per_turn(const std::vector<AttemptResult>& results, const std::vector<ProblemMetrics>& problems) {
+  size_t turns = 0;
+  for (const auto& p : problems)
+    for (size_t i : p.attempts) turns = std::max(turns, results[i].turn_verdicts.size());
+  std::vector<TurnPoint> out;
+  for (size_t t = 1; t <= turns; ++t) {
+    TurnPoint point{int(t), 0.0, 0.0};
+    int counted = 0;
+    for (const auto& p : problems) {
+      if (p.attempts.empty()) continue;
+      int correct = 0, compiled = 0;
+      bool unknown = false;
+      for (size_t i : p.attempts) {
+        const auto& v = results[i].turn_verdicts;
+        bool c = false, k = false;
+        for (size_t j = 0; j < std::min(t, v.size()); ++j) {
+          c |= v[j].verdict == "correct";
+          k |= compiled_verdict(v[j].verdict);
+          unknown |= v[j].verdict == "compiled";
+        }
+        correct += c;
+        compiled += k;
+      }
+      ++counted;
+      const double n = double(p.attempts.size());
+      if (unknown) point.pass.reset();
+      else if (point.pass) *point.pass += correct / n;
+      point.compiles += compiled / n;
+    }
+    if (counted == 0) break;
+    if (point.pass) *point.pass /= counted;
+    point.compiles /= counted;
+    out.push_back(point);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::optional<double> unbiased_at_k(int n, int c, int k) {
@@ -217,6 +257,7 @@ RunMetrics compute_metrics(const std::vector<AttemptResult>& results, int sample
     m.timing = any_shared ? "checked, not timed: ranks shared a GPU" : "checked, not timed";
   else
     m.timing = "partly timed: " + std::to_string(m.correct_not_timed) + " correct attempt(s) not timed";
+  m.per_turn = per_turn(results, m.problems);
   return m;
 }
 

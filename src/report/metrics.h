@@ -84,6 +84,15 @@ struct FeatureCounts {
   std::map<std::string, int> transfer, overlap, sync;  // name -> kernels; "none" too
 };
 
+// What the turns buy: after turn t, each problem's share of finished samples that had a
+// correct kernel (or, under --compile-only, one that compiled) by then, averaged over the
+// problems. An attempt that stopped early keeps what it had reached.
+struct TurnPoint {
+  int turn = 0;
+  std::optional<double> pass;  // absent: some sample was only compiled (correctness unknown)
+  double compiles = 0;
+};
+
 struct RunMetrics {
   int samples = 0;
   std::vector<double> ps;
@@ -104,6 +113,7 @@ struct RunMetrics {
   std::optional<Totals> per_solved;    // the run's totals over the solved problems
   std::map<Outcome, int> outcomes;     // finished attempts by outcome, and the unfinished
   FeatureCounts features;
+  std::vector<TurnPoint> per_turn;     // t = 1 .. the most turns a finished attempt took
 };
 
 // `samples`: the run's samples per problem (the largest k); `ps` from speedup_thresholds.

@@ -99,7 +99,11 @@ nlohmann::json summary_json(const RunMetrics& m) {
   for (Outcome o : all_outcomes()) outcomes[to_string(o)] = m.outcomes.count(o) ? m.outcomes.at(o) : 0;
   nlohmann::json categories = nlohmann::json::array();
   for (const auto& c : m.categories) categories.push_back(group_json(c));
+  nlohmann::json turns = nlohmann::json::array();
+  for (const TurnPoint& t : m.per_turn)
+    turns.push_back({{"turn", t.turn}, {"pass_at_1", opt(t.pass)}, {"compiles_at_1", t.compiles}});
   return {{"samples", m.samples},
+          {"per_turn", turns},
           {"thresholds", m.ps},
           {"finished", m.finished},
           {"unfinished", m.unfinished},
@@ -176,6 +180,14 @@ struct CsvWriter {
       row(scope, name, "", metric + "_ci95_high", std::to_string(a.k), p, number(a.ci->high), "bootstrap");
     }
   }
+  // By turn: the turn in the k column.
+  void turns(const std::vector<TurnPoint>& points) {
+    for (const TurnPoint& t : points) {
+      row("suite", "all", "", "pass_at_1_by_turn", std::to_string(t.turn), "", t.pass ? number(*t.pass) : "",
+          t.pass ? "k is the turn" : "not run");
+      row("suite", "all", "", "compiles_at_1_by_turn", std::to_string(t.turn), "", number(t.compiles), "k is the turn");
+    }
+  }
   void group(const std::string& scope, const GroupMetrics& g) {
     row(scope, g.name, "", "problems", "", "", std::to_string(g.problems));
     at_k(scope, g.name, "pass_at_k", g.pass, "not run");
@@ -200,6 +212,7 @@ std::string render_csv(const std::vector<RunReport>& runs) {
     w.run = r.data.run.id;
     w.group("suite", m.suite);
     for (const auto& c : m.categories) w.group("category", c);
+    w.turns(m.per_turn);
     w.value("suite", "all", "", "speedup_geomean", m.speedup_geomean, "no timed correct attempt");
     w.value("suite", "all", "", "roofline_median", m.roofline_median, "no timed correct attempt with a calibration");
     w.row("suite", "all", "", "correct_not_timed", "", "", std::to_string(m.correct_not_timed));

@@ -87,6 +87,25 @@ std::string plots(const std::vector<RunReport>& runs) {
     }
     out += svg::line_chart(c, series, 1.0, false, true);
   }
+  // What the turns buy: pass@1 and compiles@1 after turn t.
+  {
+    svg::Chart c{"plot-turns", "pass@1 and compiles@1 by turn", "turn t", "problems", {}};
+    std::vector<svg::Series> series;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      const RunReport& r = runs[i];
+      svg::Series pass{run_name(r) + " pass@1", {}, false, svg::series_color(i)};
+      svg::Series comp{run_name(r) + " compiles@1", {}, true, svg::series_color(i)};
+      for (const TurnPoint& t : r.metrics.per_turn) {
+        if (t.pass) pass.points.emplace_back(t.turn, *t.pass);
+        comp.points.emplace_back(t.turn, t.compiles);
+      }
+      if (r.metrics.per_turn.empty()) c.notes.push_back(run_name(r) + ": no finished attempt");
+      else if (pass.points.empty()) c.notes.push_back(run_name(r) + ": pass@1 not run (--compile-only)");
+      if (!pass.points.empty()) series.push_back(pass);
+      series.push_back(comp);
+    }
+    out += svg::line_chart(c, series, 1.0, false, true);
+  }
   // Per problem: best speedup and best roofline fraction.
   std::vector<std::string> problems;
   for (const auto& r : runs)
@@ -261,8 +280,8 @@ std::string attempts(const RunReport& r) {
 }  // namespace
 
 const std::vector<std::string>& html_plot_ids() {
-  static const std::vector<std::string> ids = {"plot-threshold", "plot-pass-at-k", "plot-speedup", "plot-roofline",
-                                               "plot-outcomes"};
+  static const std::vector<std::string> ids = {"plot-threshold", "plot-pass-at-k", "plot-turns", "plot-speedup",
+                                               "plot-roofline", "plot-outcomes"};
   return ids;
 }
 

@@ -70,6 +70,30 @@ void headline(Writer& w, const std::vector<RunReport>& runs) {
   w.table(f);
 }
 
+// pass@1 and compiles@1 after each turn: what the turns of the agent buy.
+void turns(Writer& w, const std::vector<RunReport>& runs) {
+  size_t most = 0;
+  for (const auto& r : runs) most = std::max(most, r.metrics.per_turn.size());
+  if (most == 0) return;
+  w.heading("by turn (share of samples with a correct kernel, or one that compiled, by turn t; averaged over problems)");
+  std::vector<std::string> header = {"RUN", "METRIC"};
+  for (size_t t = 1; t <= most; ++t) header.push_back("t=" + std::to_string(t));
+  std::vector<bool> right(header.size(), true);
+  right[0] = right[1] = false;
+  Table table(header, right);
+  for (const auto& r : runs) {
+    std::vector<std::string> pass = {run_label(r), "pass@1"}, comp = {run_label(r), "compiles@1"};
+    for (size_t t = 0; t < most; ++t) {
+      const bool has = t < r.metrics.per_turn.size();
+      pass.push_back(!has ? "-" : r.metrics.per_turn[t].pass ? percent(r.metrics.per_turn[t].pass) : "not run");
+      comp.push_back(has ? percent(r.metrics.per_turn[t].compiles) : "-");
+    }
+    table.add(pass);
+    table.add(comp);
+  }
+  w.table(table);
+}
+
 void per_problem(Writer& w, const std::vector<RunReport>& runs) {
   std::vector<std::string> header = {"PROBLEM", "W"};
   for (const auto& r : runs) {
@@ -207,6 +231,7 @@ std::string render_text(const std::vector<RunReport>& runs, bool markdown) {
   }
   w.heading("pass@k (unbiased estimator over the finished samples of each problem; [the 95% bootstrap interval over problems and samples])");
   headline(w, runs);
+  turns(w, runs);
   w.heading("per problem (BEST: the fastest correct sample's slowest-size speedup)");
   per_problem(w, runs);
   for (const auto& r : runs) {

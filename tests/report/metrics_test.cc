@@ -201,5 +201,38 @@ TEST(Metrics, FeaturesAreCountedOverCorrectKernels) {
   EXPECT_EQ(m.features.sync.at("flags"), 2);
 }
 
+// What the turns buy, by hand: a/x: sample 0 fails to compile, is wrong, then correct;
+// sample 1 is correct at once; b/y never compiles. An attempt that stopped keeps its state.
+TEST(PerTurn, PassAndCompilesAfterEachTurnAveragedOverProblems) {
+  auto with_turns = [](AttemptResult r, std::vector<std::string> verdicts) {
+    for (size_t i = 0; i < verdicts.size(); ++i) r.turn_verdicts.push_back({int(i + 1), "kernel", verdicts[i], ""});
+    return r;
+  };
+  std::vector<AttemptResult> rs = {
+      with_turns(attempt("a/x", 0, Outcome::kCorrect, 1.2), {"compile_error", "incorrect", "correct"}),
+      with_turns(attempt("a/x", 1, Outcome::kCorrect, 1.1), {"correct"}),
+      with_turns(attempt("b/y", 0, Outcome::kDidNotCompile), {"compile_error", "compile_error"}),
+  };
+  RunMetrics m = compute_metrics(rs, 2, speedup_thresholds());
+  ASSERT_EQ(m.per_turn.size(), 3u);
+  EXPECT_DOUBLE_EQ(*m.per_turn[0].pass, (0.5 + 0) / 2);
+  EXPECT_DOUBLE_EQ(m.per_turn[0].compiles, (0.5 + 0) / 2);
+  EXPECT_DOUBLE_EQ(*m.per_turn[1].pass, (0.5 + 0) / 2);
+  EXPECT_DOUBLE_EQ(m.per_turn[1].compiles, (1.0 + 0) / 2);
+  EXPECT_DOUBLE_EQ(*m.per_turn[2].pass, (1.0 + 0) / 2);
+  EXPECT_DOUBLE_EQ(m.per_turn[2].compiles, (1.0 + 0) / 2);
+  EXPECT_DOUBLE_EQ(*m.per_turn.back().pass, *m.suite.pass[0].value) << "the last turn is pass@1";
+}
+
+TEST(PerTurn, UnderCompileOnlyPassIsNotRunAndCompilesIsKnown) {
+  AttemptResult r = attempt("a/x", 0, Outcome::kCompiled);
+  r.turn_verdicts = {{1, "kernel", "compile_error", ""}, {2, "kernel", "compiled", ""}};
+  RunMetrics m = compute_metrics({r}, 1, speedup_thresholds());
+  ASSERT_EQ(m.per_turn.size(), 2u);
+  EXPECT_FALSE(m.per_turn[1].pass);
+  EXPECT_DOUBLE_EQ(m.per_turn[0].compiles, 0.0);
+  EXPECT_DOUBLE_EQ(m.per_turn[1].compiles, 1.0);
+}
+
 }  // namespace
 }  // namespace mgk::report

@@ -167,6 +167,9 @@ TEST_F(ReportStore, JsonCsvAndTextCarryTheNumbers) {
   EXPECT_LE(ci[0].get<double>(), 0.5);
   EXPECT_GE(ci[1].get<double>(), 0.5);
   EXPECT_TRUE(m["suite"]["pass_at_k"][0].contains("problems"));
+  ASSERT_TRUE(m["per_turn"].is_array() && !m["per_turn"].empty()) << m["per_turn"];
+  EXPECT_EQ(m["per_turn"][0]["turn"], 1);
+  EXPECT_TRUE(m["per_turn"].back().contains("pass_at_1"));
   EXPECT_EQ(m["thresholds"], nlohmann::json({0.0, 1.0, 1.25, 1.5, 2.0}));
   // fast_1@1: only all_reduce sample 0 (1.25x) is faster than 1: (1/2 + 0) / 2.
   EXPECT_DOUBLE_EQ(m["suite"]["fast_p_at_k"][1]["at_k"][0]["value"].get<double>(), 0.25);
@@ -192,6 +195,8 @@ TEST_F(ReportStore, JsonCsvAndTextCarryTheNumbers) {
   const std::string md = render_text({rep}, true);
   EXPECT_NE(md.find("| run 1 | all | 2 | 50.0% [0–100] | 100.0% [0–100] |"), std::string::npos) << md;
   EXPECT_NE(csv.find("\n1,suite,all,,pass_at_k_ci95_low,1,,0,bootstrap\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\n1,suite,all,,pass_at_1_by_turn,1,,"), std::string::npos) << csv;
+  EXPECT_NE(md.find("## by turn"), std::string::npos) << md;
   EXPECT_NE(md.find("- outcomes of 4 counted attempt(s): correct 2, wrong 1, hang 1"), std::string::npos) << md;
 }
 
