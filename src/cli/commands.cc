@@ -18,6 +18,7 @@ const std::vector<CommandEntry>& command_table() {
       {"tune", add_tune_command},
       {"bench", add_bench_command},
       {"report", add_report_command},
+      {"export", add_export_command},
   };
   return table;
 }

@@ -29,5 +29,6 @@ void add_generate_command(CLI::App&, Globals&);
 void add_tune_command(CLI::App&, Globals&);
 void add_bench_command(CLI::App&, Globals&);
 void add_report_command(CLI::App&, Globals&);
+void add_export_command(CLI::App&, Globals&);
 
 }  // namespace mgk::cli
