@@ -188,6 +188,7 @@ bool run_timing(const SizeRun& s) {
   s.sr.credible = c.credible;
   s.sr.not_credible = c.why;
   if (s.sr.credible && s.sr.candidate->median_us > 0) s.sr.speedup = s.sr.reference->median_us / s.sr.candidate->median_us;
+  s.sr.link_bytes = s.plan.max_cost.link_bytes;
   if (s.o.peaks && s.sr.credible) {
     RooflinePoint p = roofline(s.plan.max_cost, *s.o.peaks);
     if (p.us > 0 && s.sr.candidate->median_us > 0) {

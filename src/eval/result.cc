@@ -54,7 +54,8 @@ nlohmann::json EvalResult::to_json() const {
                      {"credible", s.credible},
                      {"not_credible", s.not_credible},
                      {"roofline_us", s.roofline_us},
-                     {"roofline_bound", s.roofline_bound}};
+                     {"roofline_bound", s.roofline_bound},
+                     {"link_bytes", s.link_bytes}};
     j["mismatch"] = s.mismatch.empty() ? nlohmann::json(nullptr) : nlohmann::json::parse(s.mismatch);
     j["reference"] = s.reference ? timing_json(*s.reference) : nlohmann::json(nullptr);
     j["candidate"] = s.candidate ? timing_json(*s.candidate) : nlohmann::json(nullptr);
@@ -113,6 +114,7 @@ EvalResult EvalResult::from_json(const nlohmann::json& j) {
       s.roofline_fraction = sj["roofline_fraction"].get<double>();
     s.roofline_us = sj.value("roofline_us", 0.0);
     s.roofline_bound = sj.value("roofline_bound", "");
+    s.link_bytes = sj.value("link_bytes", 0.0);
     r.sizes.push_back(std::move(s));
   }
   return r;

@@ -55,6 +55,9 @@ struct SizeResult {
   std::optional<double> roofline_fraction;  // roofline time / candidate median
   double roofline_us = 0;
   std::string roofline_bound;         // "link", "hbm" or "flops": the term that binds
+  // What the slowest rank sends over the interconnect per call (the problem's cost model):
+  // over the candidate's time, the bus bandwidth as nccl-tests defines it for collectives.
+  double link_bytes = 0;
 };
 
 struct EvalResult {

@@ -84,6 +84,30 @@ bool faster_than(const AttemptResult& r, double p) {
   return r.outcome == Outcome::kCorrect && r.timed && r.speedup && *r.speedup > p;
 }
 
+namespace {
+
+std::optional<double> median_of(const nlohmann::json& timing) {
+  if (!timing.is_object() || !timing.contains("median_us") || !timing["median_us"].is_number()) return std::nullopt;
+  return timing["median_us"].get<double>();
+}
+
+std::vector<SizeTiming> size_timings(const nlohmann::json& sizes) {
+  std::vector<SizeTiming> out;
+  for (const auto& j : sizes) {
+    SizeTiming t;
+    t.size = j.value("size", "");
+    t.reference_us = median_of(j.value("reference", nlohmann::json()));
+    t.kernel_us = median_of(j.value("candidate", nlohmann::json()));
+    if (j.value("credible", true) && j.value("speedup", 0.0) > 0) t.speedup = j["speedup"].get<double>();
+    const double bytes = j.value("link_bytes", 0.0);
+    if (bytes > 0 && t.kernel_us && *t.kernel_us > 0 && t.speedup) t.link_gbps = bytes / (*t.kernel_us * 1e-6) / 1e9;
+    out.push_back(t);
+  }
+  return out;
+}
+
+}  // namespace
+
 AttemptResult classify(const AttemptData& a) {
   const store::AttemptSummary& s = a.summary;
   AttemptResult r;
@@ -139,6 +163,7 @@ AttemptResult classify(const AttemptData& a) {
     r.timed = best->speedup_min.has_value() || std::any_of(sizes.begin(), sizes.end(), store::candidate_timed);
     if (r.credible) r.speedup = best->speedup_min;
     if (r.timed) r.roofline_fraction = median_roofline(best->result);
+    if (r.timed) r.sizes = size_timings(sizes);
     else r.not_timed_because = eval::ranks_share_gpu(best->gpus) ? "ranks shared a GPU" : "not timed";
   } else if (best && outcome_of(*best) == Outcome::kCompiled) {
     r.not_timed_because = "compile only";

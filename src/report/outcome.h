@@ -41,6 +41,14 @@ struct TurnVerdict {
   std::string message;  // the evaluation's one line (may name sandbox paths)
 };
 
+// One size preset of a correct, timed kernel: what the slowest-size rule hides.
+struct SizeTiming {
+  std::string size;
+  std::optional<double> reference_us, kernel_us;  // medians
+  std::optional<double> speedup;                  // absent: not credible at this size
+  std::optional<double> link_gbps;                // cost model's link bytes / kernel time (busbw)
+};
+
 struct AttemptResult {
   int64_t attempt_id = 0;
   std::string problem, category;
@@ -62,6 +70,7 @@ struct AttemptResult {
   double cost_usd = 0;
   double wall_s = 0;  // model latency plus evaluation time, summed over turns (no queueing)
   std::vector<TurnVerdict> turn_verdicts;
+  std::vector<SizeTiming> sizes;  // the best correct kernel's, when it was timed
 };
 
 AttemptResult classify(const AttemptData& attempt);

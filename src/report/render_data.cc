@@ -66,6 +66,14 @@ nlohmann::json attempt_json(const AttemptResult& r) {
                    {"cost_usd", r.cost_usd},
                    {"wall_s", r.wall_s},
                    {"turn_verdicts", turns}};
+  nlohmann::json sizes = nlohmann::json::array();
+  for (const SizeTiming& t : r.sizes)
+    sizes.push_back({{"size", t.size},
+                     {"reference_us", opt(t.reference_us)},
+                     {"kernel_us", opt(t.kernel_us)},
+                     {"speedup", opt(t.speedup)},
+                     {"link_gbps", opt(t.link_gbps)}});
+  j["sizes"] = sizes;
   return j;
 }
 

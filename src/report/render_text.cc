@@ -94,6 +94,33 @@ void turns(Writer& w, const std::vector<RunReport>& runs) {
   w.table(table);
 }
 
+// Each problem's fastest correct sample at every size: the slowest-size rule (BEST, fast_p)
+// hides a kernel that wins at one size and loses at another.
+void per_size(Writer& w, const std::vector<RunReport>& runs) {
+  Table t({"RUN", "PROBLEM", "SIZE", "REFERENCE us", "KERNEL us", "SPEEDUP", "LINK GB/s"},
+          {false, false, false, true, true, true, true});
+  auto opt_text = [](const std::optional<double>& v, int digits, const char* unit = "") {
+    return v ? fixed(*v, digits) + unit : std::string("-");
+  };
+  for (const auto& r : runs)
+    for (const auto& p : r.metrics.problems) {
+      const AttemptResult* best = nullptr;
+      for (size_t i : p.attempts) {
+        const AttemptResult& a = r.results[i];
+        if (a.sizes.empty() || !a.speedup) continue;
+        if (!best || *a.speedup > *best->speedup) best = &a;
+      }
+      if (!best) continue;
+      for (const SizeTiming& s : best->sizes)
+        t.add({run_label(r), p.problem, s.size, opt_text(s.reference_us, 1), opt_text(s.kernel_us, 1),
+               s.speedup ? fixed(*s.speedup, 2) + "x" : "not credible", opt_text(s.link_gbps, 1)});
+    }
+  if (t.empty()) return;
+  w.heading("per size (each problem's fastest correct sample; BEST and fast_p take its slowest size; LINK: the "
+            "cost model's link bytes over the kernel's time, nccl-tests' busbw for collectives)");
+  w.table(t);
+}
+
 void per_problem(Writer& w, const std::vector<RunReport>& runs) {
   std::vector<std::string> header = {"PROBLEM", "W"};
   for (const auto& r : runs) {
@@ -234,6 +261,7 @@ std::string render_text(const std::vector<RunReport>& runs, bool markdown) {
   turns(w, runs);
   w.heading("per problem (BEST: the fastest correct sample's slowest-size speedup)");
   per_problem(w, runs);
+  per_size(w, runs);
   for (const auto& r : runs) {
     w.heading(runs.size() > 1 ? "details of " + run_label(r) : "details");
     details(w, r);

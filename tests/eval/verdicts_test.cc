@@ -72,6 +72,7 @@ TEST_F(ScriptedEval, CorrectIsExitZeroWithSpeedupAndFloor) {
   EXPECT_DOUBLE_EQ(s["speedup"].get<double>(), 2.0);  // reference 10 us / candidate 5 us
   EXPECT_DOUBLE_EQ(s["floor"]["median_us"].get<double>(), 2.0);
   EXPECT_TRUE(s["credible"].get<bool>());
+  EXPECT_GT(s["link_bytes"].get<double>(), 0) << "the cost model's bytes, for the report's bus bandwidth";
   EXPECT_EQ(s["trials_passed"], 2);
   EXPECT_EQ(s["timed_calls_checked"], 15) << "3 checked calls in each of the 5 candidate blocks";
   EXPECT_TRUE(j["timed"].get<bool>());

@@ -279,5 +279,30 @@ TEST_F(ReportStore, AnUnknownRunIsAUsageError) {
   EXPECT_THROW(build_report(store_, 42), UsageError);
 }
 
+// The slowest-size rule hides a kernel that wins at one size and loses at another: the
+// report shows each problem's fastest sample at every size, with the link bandwidth the
+// problem's cost model gives (nccl-tests' busbw for a collective).
+TEST_F(ReportStore, EachSizeOfTheFastestSampleIsShownWithItsLinkBandwidth) {
+  const int64_t run = begin_bench_run(store_, 1);
+  eval::EvalResult wins_large = timed_correct(0.8, 2.5);
+  for (auto& s : wins_large.sizes) s.link_bytes = s.size == "small" ? 2e6 : 2e9;
+  record_attempt(store_, run, "collectives/all_reduce", 0, {kernel_turn(register_kernel("k"), wins_large)});
+  RunReport rep = build_report(store_, run);
+  ASSERT_EQ(rep.results.size(), 1u);
+  const auto& sizes = rep.results[0].sizes;
+  ASSERT_EQ(sizes.size(), 2u);
+  EXPECT_EQ(sizes[0].size, "small");
+  EXPECT_DOUBLE_EQ(*sizes[0].speedup, 0.8);
+  EXPECT_DOUBLE_EQ(*sizes[1].kernel_us, 40.0);
+  EXPECT_NEAR(*sizes[1].link_gbps, 2e9 / 40e-6 / 1e9, 1e-9);  // 50000 GB/s of a made-up size
+  EXPECT_DOUBLE_EQ(*rep.results[0].speedup, 0.8) << "the headline keeps the slowest size";
+  const std::string text = render_text({rep}, false);
+  EXPECT_NE(text.find("per size"), std::string::npos) << text;
+  EXPECT_NE(text.find("2.50x"), std::string::npos) << text;
+  EXPECT_NE(text.find("0.80x"), std::string::npos) << text;
+  const nlohmann::json j = report_json({rep});
+  EXPECT_DOUBLE_EQ(j["runs"][0]["problems"][0]["attempts"][0]["sizes"][1]["speedup"].get<double>(), 2.5);
+}
+
 }  // namespace
 }  // namespace mgk::report
