@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <sstream>
 
+#include "common/file.h"
 #include "report/bench_store.h"
 #include "report/export_run.h"
 #include "support/mgk_cli.h"
@@ -20,12 +20,7 @@ using eval::Verdict;
 using mgk::test::CliResult;
 using mgk::test::run_mgk;
 
-std::string text_of(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string text_of(const fs::path& p) { return read_file(p, "an exported file"); }
 
 class Export : public ::testing::Test {
  protected:
