@@ -5,7 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "cli/versions.h"
+#include "common/versions.h"
 #include "common/interrupt.h"
 #include "common/log.h"
 

@@ -7,7 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "cli/versions.h"
+#include "common/versions.h"
 #include "common/env.h"
 #include "common/interrupt.h"
 #include "process/run.h"

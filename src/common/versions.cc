@@ -1,6 +1,6 @@
-#include "cli/versions.h"
+#include "common/versions.h"
 
-namespace mgk::cli {
+namespace mgk {
 
 std::string cuda_version(int version) {
   if (version <= 0) return "?";
@@ -21,4 +21,4 @@ std::string sm_name(const std::string& compute_capability) {
   return "sm_" + digits;
 }
 
-}  // namespace mgk::cli
+}  // namespace mgk

@@ -1,8 +1,8 @@
-#include "cli/versions.h"
+#include "common/versions.h"
 
 #include <gtest/gtest.h>
 
-namespace mgk::cli {
+namespace mgk {
 namespace {
 
 TEST(Versions, CudaAndNcclIntegersAreWrittenAsTheirUsersReadThem) {
@@ -18,4 +18,4 @@ TEST(Versions, CudaAndNcclIntegersAreWrittenAsTheirUsersReadThem) {
 }
 
 }  // namespace
-}  // namespace mgk::cli
+}  // namespace mgk

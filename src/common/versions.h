@@ -3,7 +3,7 @@
 #pragma once
 #include <string>
 
-namespace mgk::cli {
+namespace mgk {
 
 // cudaDriverGetVersion / cudaRuntimeGetVersion: 1000 * major + 10 * minor. 13000 -> "13.0",
 // 12080 -> "12.8". 0 (unknown) -> "?".
@@ -16,4 +16,4 @@ std::string nccl_version(int version);
 // A compute capability as nvcc names the target: "9.0" -> "sm_90", "10.0" -> "sm_100".
 std::string sm_name(const std::string& compute_capability);
 
-}  // namespace mgk::cli
+}  // namespace mgk
