@@ -55,6 +55,8 @@ process::ProcessResult run_nvcc(const std::vector<std::string>& argv, const fs::
   return process::run(spec);
 }
 
+}  // namespace
+
 std::string nvcc_version() {
   static std::once_flag once;
   static std::string v;
@@ -70,6 +72,8 @@ std::string nvcc_version() {
   });
   return v;
 }
+
+namespace {
 
 // Where the trusted headers live: lines from them are not judged.
 std::vector<fs::path> trusted_dirs(const fs::path& root) {

@@ -58,5 +58,7 @@ std::pair<std::string, std::string> read_kernel_source(const std::filesystem::pa
 std::string strip_comments(const std::string& source, bool keep_strings);
 
 std::string nvcc_path();
+// `nvcc --version`'s output, asked once per process; empty when nvcc cannot start.
+std::string nvcc_version();
 
 }  // namespace mgk::eval

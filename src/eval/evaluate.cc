@@ -13,6 +13,7 @@
 #include "common/interrupt.h"
 #include "common/log.h"
 #include "eval/compile.h"
+#include "eval/provenance.h"
 #include "eval/launcher.h"
 #include "eval/plan.h"
 #include "eval/timed_checks.h"
@@ -269,6 +270,8 @@ EvalResult evaluate(const EvalOptions& o) {
     throw UsageError("the NCCL reference cannot run with ranks sharing a GPU (NCCL refuses it): give each rank "
                      "its own GPU");
 
+  res.provenance = evaluation_provenance(o.compile_only ? nullptr : &machine, res.gpus, arch.empty() ? "sm_90a" : arch,
+                                         o.peaks.has_value());
   progress("compiling the reference");
   CompileResult ref = compile({spec.reference_path(), spec.dir, {}, o.nvcc_flags, arch, true});
   if (!ref.ok)

@@ -71,6 +71,7 @@ nlohmann::json EvalResult::to_json() const {
           {"compile_log", compile_log},    {"compile_seconds", compile_seconds},
           {"compile_cached", compile_cached}, {"wall_seconds", wall_seconds}, {"phase", phase},
           {"protocol_overhead_us", protocol_overhead_us}, {"protocol_spread_us", protocol_spread_us},
+          {"provenance", provenance},
           {"sizes", sj}};
 }
 
@@ -94,6 +95,7 @@ EvalResult EvalResult::from_json(const nlohmann::json& j) {
   r.phase = j.value("phase", "");
   r.protocol_overhead_us = j.value("protocol_overhead_us", 0.0);
   r.protocol_spread_us = j.value("protocol_spread_us", 0.0);
+  r.provenance = j.value("provenance", nlohmann::json::object());
   for (const auto& sj : j.value("sizes", nlohmann::json::array())) {
     SizeResult s;
     s.size = sj.value("size", "");

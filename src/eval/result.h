@@ -82,6 +82,7 @@ struct EvalResult {
   // Timed with a candidate process: what the call protocol costs around a call (the most
   // over ranks), probed before the candidate's library loaded; the outside clock subtracts it.
   double protocol_overhead_us = 0, protocol_spread_us = 0;
+  nlohmann::json provenance = nlohmann::json::object();  // eval/provenance.h
   std::vector<SizeResult> sizes;
 
   nlohmann::json to_json() const;

@@ -1,5 +1,7 @@
 #include "report/render_data.h"
 
+#include "report/provenance.h"
+
 #include <sstream>
 
 #include "common/format.h"
@@ -144,7 +146,10 @@ nlohmann::json report_json(const std::vector<RunReport>& runs) {
   for (const RunReport& r : runs) {
     nlohmann::json run = r.data.run;  // store/records_json.h
     run.erase("summary");             // the metrics below are the summary, recomputed
-    out["runs"].push_back({{"run", run}, {"metrics", summary_json(r.metrics)}, {"problems", problems_json(r)}});
+    out["runs"].push_back({{"run", run},
+                           {"provenance", run_provenance(r.data)},
+                           {"metrics", summary_json(r.metrics)},
+                           {"problems", problems_json(r)}});
   }
   return out;
 }

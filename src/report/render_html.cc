@@ -1,5 +1,7 @@
 #include "report/render_html.h"
 
+#include "report/provenance.h"
+
 #include <algorithm>
 #include <map>
 
@@ -296,6 +298,9 @@ std::string render_html(const std::vector<RunReport>& runs) {
            escape(run.created_at) + (run.ended_at ? ", ended " + escape(*run.ended_at) : "") + "; " +
            std::to_string(r.metrics.finished) + " counted attempt(s)" +
            escape(not_counted_text(r.metrics, run.id)) + ".</p>\n";
+    out += "<ul class=\"meta provenance\">";
+    for (const std::string& l : provenance_lines(run_provenance(r.data))) out += "<li>" + escape(l) + "</li>";
+    out += "</ul>\n";
     if (r.metrics.timing != "timed")
       out += "<div class=\"banner\">" + escape(run_name(r)) + ": " + escape(r.metrics.timing) +
              (r.metrics.outcomes.count(Outcome::kCompiled)

@@ -1,6 +1,7 @@
 #include "report/render_text.h"
 
 #include "common/format.h"
+#include "report/provenance.h"
 #include "report/table.h"
 #include "store/history_table.h"
 
@@ -255,6 +256,7 @@ std::string render_text(const std::vector<RunReport>& runs, bool markdown) {
     if (r.metrics.outcomes.count(Outcome::kCompiled))
       why = " (pass@k says \"not run\" and fast_p \"not timed\"; compiles@k is what such a run measures)";
     w.line("timing: " + r.metrics.timing + why);
+    for (const std::string& l : provenance_lines(run_provenance(r.data))) w.line(l);
   }
   w.heading("pass@k (unbiased estimator over the finished samples of each problem; [the 95% bootstrap interval over problems and samples])");
   headline(w, runs);

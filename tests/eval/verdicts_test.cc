@@ -78,6 +78,11 @@ TEST_F(ScriptedEval, CorrectIsExitZeroWithSpeedupAndFloor) {
   EXPECT_TRUE(j["timed"].get<bool>());
   EXPECT_NE(j.value("isolation", ""), "") << "the candidate processes' isolation is reported";
   EXPECT_EQ(j["kernel_hash"].get<std::string>().size(), 64u);
+  const auto& p = j["provenance"];
+  EXPECT_EQ(p.value("mgk", ""), MGK_VERSION) << p;
+  EXPECT_NE(p.value("nvcc", ""), "") << "nvcc's release: " << p;
+  EXPECT_EQ(p.value("arch", ""), "sm_90a") << p;
+  EXPECT_TRUE(p.contains("gpu") && p.contains("cuda_driver") && p.contains("nccl")) << p;
 }
 
 // The candidate runner through a symlink into /tmp, which the sandbox replaces with an empty

@@ -304,5 +304,32 @@ TEST_F(ReportStore, EachSizeOfTheFastestSampleIsShownWithItsLinkBandwidth) {
   EXPECT_DOUBLE_EQ(j["runs"][0]["problems"][0]["attempts"][0]["sizes"][1]["speedup"].get<double>(), 2.5);
 }
 
+// Provenance, from what the rows hold: one value where the rows agree, every value where
+// they differ (a run resumed on another machine), unknown where no row says.
+TEST_F(ReportStore, ProvenanceSaysWhatTheRunWasMadeWithAndWhereRowsDisagree) {
+  const int64_t run = begin_bench_run(store_, 1);
+  eval::EvalResult on_h200 = timed_correct(1.5, 1.2);
+  on_h200.provenance = {{"mgk", "0.1.0"}, {"nvcc", "13.0 (V13.0.88)"}, {"gpu", "NVIDIA H200"}, {"gpus", 2},
+                        {"nccl", "2.28.3"}, {"arch", "sm_90a"}, {"calibrated", true}};
+  on_h200.isolation = "bubblewrap";
+  eval::EvalResult on_h100 = on_h200;
+  on_h100.provenance["gpu"] = "NVIDIA H100 80GB HBM3";
+  record_attempt(store_, run, "collectives/all_reduce", 0, {kernel_turn(register_kernel("a"), on_h200)});
+  record_attempt(store_, run, "collectives/all_gather", 0, {kernel_turn(register_kernel("b"), on_h100)});
+  RunReport rep = build_report(store_, run);
+  const nlohmann::json p = report_json({rep})["runs"][0]["provenance"];
+  EXPECT_EQ(p["nvcc"], "13.0 (V13.0.88)");
+  EXPECT_EQ(p["isolation"], "bubblewrap");
+  // In the order the attempts come: by problem (all_gather first).
+  EXPECT_EQ(p["gpu"], nlohmann::json({"NVIDIA H100 80GB HBM3", "NVIDIA H200"}));
+  EXPECT_EQ(p["problems"], 2);
+  EXPECT_EQ(p["model"], "openai:gpt-test");
+  EXPECT_TRUE(p["cuda_driver"].is_null()) << "no row says: unknown, not invented";
+  const std::string text = render_text({rep}, false);
+  EXPECT_NE(text.find("nvcc 13.0 (V13.0.88) for sm_90a"), std::string::npos) << text;
+  EXPECT_NE(text.find("NVIDIA H100 80GB HBM3, NVIDIA H200 (the rows differ)"), std::string::npos) << text;
+  EXPECT_NE(text.find("CUDA driver unknown"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace mgk::report
