@@ -148,7 +148,8 @@ std::optional<Refusal> library_refusal(const fs::path& built, const std::string&
   const ElfLinkage linkage = linkage_of(elf);
   if (auto missing = missing_abi_export(linkage))
     return Refusal{"the library does not export '" + *missing +
-                   "' (define it with MGK_EXPORT, i.e. extern \"C\" and default visibility)"};
+                   "' (define it with MGK_EXPORT, i.e. extern \"C\" and default visibility)",
+                   std::nullopt};
   if (is_reference) return std::nullopt;
   if (auto bad = check_imports(linkage)) {
     if (bad->is_library) return Refusal{"it links " + bad->symbol + ": " + bad->why, bad->rule};
@@ -191,7 +192,7 @@ Flags flags_of(const CompileRequest& req, const fs::path& root) {
   // the kernel took from it is in the preprocessed source, and in the manifest.
   Flags f;
   f.keyed = nvcc_flags(req.arch);
-  for (const std::string dir : {(root / "sandbox/include").string(), (root / "primitives").string()})
+  for (const std::string& dir : {(root / "sandbox/include").string(), (root / "primitives").string()})
     f.keyed.push_back("-I" + dir);
   const size_t own_dir_at = f.keyed.size();  // after the trusted headers, before the problem's
   if (!req.problem_dir.empty()) f.keyed.push_back("-I" + req.problem_dir.string());

@@ -272,7 +272,7 @@ EvalResult evaluate(const EvalOptions& o) {
   CompileResult ref;
   if (!o.compile_only || o.kernel_is_reference) {
     progress("compiling the reference");
-    CompileRequest ref_req{spec.reference_path(), spec.dir, {}, o.nvcc_flags, arch, true};
+    CompileRequest ref_req{spec.reference_path(), spec.dir, {}, o.nvcc_flags, arch, true, ""};
     ref = compile(ref_req);
     if (!ref.ok)
       throw Error("the reference of " + spec.name + " does not compile (a bug in mgk's suite): " +
