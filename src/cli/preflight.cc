@@ -31,9 +31,10 @@ std::string first_error(const std::string& log) {
   return log.substr(0, log.find('\n'));
 }
 
-// Every reference compiled, as many at once as there are cores (each nvcc is one thread),
-// with a line saying how far it is; the first that fails, in the problems' order, is named.
-void compile_references(const std::vector<problems::Spec>& specs, const std::string& arch, const std::string& nvcc) {
+}  // namespace
+
+void compile_references(const std::vector<problems::Spec>& specs, const std::string& arch) {
+  const std::string nvcc = eval::nvcc_path();
   std::vector<std::optional<eval::CompileResult>> results(specs.size());
   std::vector<std::exception_ptr> errors(specs.size());
   std::atomic<size_t> next{0}, done{0};
@@ -42,7 +43,7 @@ void compile_references(const std::vector<problems::Spec>& specs, const std::str
   auto worker = [&] {
     for (size_t i = next++; i < specs.size(); i = next++) {
       try {
-        results[i] = eval::compile({specs[i].reference_path(), specs[i].dir, {}, {}, arch, true});
+        results[i] = eval::compile({specs[i].reference_path(), specs[i].dir, {}, {}, arch, true, ""});
       } catch (...) {
         errors[i] = std::current_exception();
       }
@@ -64,8 +65,6 @@ void compile_references(const std::vector<problems::Spec>& specs, const std::str
                   "): check the CUDA toolkit and NCCL ('mgk doctor')");
   }
 }
-
-}  // namespace
 
 void preflight(const std::vector<problems::Spec>& specs, const eval::MachineInfo& machine,
                const PreflightOptions& o) {
@@ -90,7 +89,7 @@ void preflight(const std::vector<problems::Spec>& specs, const eval::MachineInfo
                 " (install the CUDA toolkit, or set MGK_NVCC)");
   // Under --compile-only nothing runs, so no reference is needed.
   if (!o.compile_references || o.compile_only) return;
-  compile_references(specs, evaluation_arch(machine), nvcc);
+  compile_references(specs, evaluation_arch(machine));
 }
 
 void report_preflight_for_dry_run(const std::vector<problems::Spec>& specs, const eval::MachineInfo& machine,
