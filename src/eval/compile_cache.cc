@@ -148,7 +148,7 @@ fs::path CompileCache::entry(const std::string& build_key) const {
 }
 
 fs::path CompileCache::stage(const std::string& kernel_hash, const std::string& bytes, const fs::path& scratch) const {
-  const fs::path staged = root_ / "src" / kernel_hash.substr(0, 2) / kernel_hash / kStagedName;
+  const fs::path staged = root_ / "staged" / kernel_hash.substr(0, 2) / kernel_hash / kStagedName;
   if (fs::exists(staged)) return staged;
   fs::create_directories(staged.parent_path());
   const fs::path tmp = scratch / "staged";

@@ -56,7 +56,8 @@ class CompileCache {
   const std::filesystem::path& root() const { return root_; }
   std::filesystem::path entry(const std::string& build_key) const;  // the folder of one build
   std::filesystem::path library(const std::string& build_key) const { return entry(build_key) / "kernel.so"; }
-  // Where a kernel is staged: <root>/src/<hash>/kernel.cu, written once (atomically).
+  // Where a kernel is staged: <root>/staged/<hash>/kernel.cu, written once (atomically); not
+  // the src/ of earlier versions, which kept copies under their own names beside it.
   std::filesystem::path stage(const std::string& kernel_hash, const std::string& bytes,
                               const std::filesystem::path& scratch) const;
 

@@ -166,7 +166,7 @@ TEST_F(BenchCli, ACompileOnlyRunCompilesNoReference) {
   test::CliResult r = test::run_mgk(args, env());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string reference = read_file(problems::load("collectives/all_gather").reference_path());
-  const std::filesystem::path staged = dir_.path() / "a-home/cache/src";
+  const std::filesystem::path staged = dir_.path() / "a-home/cache/staged";
   int compiled = 0;
   for (const auto& e : std::filesystem::recursive_directory_iterator(staged))
     if (e.is_regular_file()) {

@@ -5,10 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <fstream>
 
 #include "common/error.h"
 #include "common/hash.h"
+#include "process/run.h"
 #include "support/test_paths.h"
 
 namespace mgk::eval {
@@ -25,7 +28,7 @@ class CompileTest : public ::testing::Test {
     std::ofstream(p, std::ios::binary) << text;
     return p;
   }
-  CompileResult candidate(const fs::path& src) { return compile({src, {}, {}, {}, "sm_90a", false}); }
+  CompileResult candidate(const fs::path& src) { return compile({src, {}, {}, {}, "sm_90a", false, ""}); }
   test::TempDir home_{"mgk-home"}, src_{"mgk-src"};
 };
 
@@ -41,7 +44,7 @@ MGK_EXPORT int mgk_run(mgk_ctx*, const mgk_tensor*, int, const mgk_tensor* out, 
 
 TEST_F(CompileTest, CompilesOnceThenHitsTheCacheAndFlagsChangeTheKey) {
   auto src = write("k.cu", kGood);
-  CompileRequest req{src, {}, {"VALUE=1.0f"}, {}, "sm_90a", false};
+  CompileRequest req{src, {}, {"VALUE=1.0f"}, {}, "sm_90a", false, ""};
   CompileResult a = compile(req);
   ASSERT_TRUE(a.ok) << a.log;
   EXPECT_FALSE(a.cached);
@@ -75,7 +78,7 @@ TEST_F(CompileTest, EditingAnIncludedHeaderMakesANewBuild) {
 // nvcc ran (not even nvcc -E): any call of it would throw.
 TEST_F(CompileTest, AByteIdenticalKernelUnderAnotherNameInAnotherFolderIsFoundWithoutNvcc) {
   auto src = write("k.cu", kGood);
-  CompileRequest req{src, {}, {"VALUE=1.0f"}, {}, "sm_90a", false};
+  CompileRequest req{src, {}, {"VALUE=1.0f"}, {}, "sm_90a", false, ""};
   CompileResult a = compile(req);
   ASSERT_TRUE(a.ok) << a.log;
   test::TempDir elsewhere("mgk-elsewhere");
@@ -122,13 +125,13 @@ TEST_F(CompileTest, AKernelWithItsOwnHeadersIsFoundBesideTheSameHeadersAndRebuil
 // source, so the build is still reused).
 TEST_F(CompileTest, AFileInTheKernelsFolderThatCouldStandForAHeaderTurnsTheFastPathOff) {
   auto src = write("k.cu", kGood);
-  ASSERT_TRUE(compile({src, {}, {"VALUE=1.0f"}, {}, "sm_90a", false}).ok);
+  ASSERT_TRUE(compile({src, {}, {"VALUE=1.0f"}, {}, "sm_90a", false, ""}).ok);
   test::TempDir other("mgk-shadow");
   fs::copy_file(src, other.path() / "k.cu");
   // Named like the tail of mgk/solution.h (which the include path finds before this folder,
   // but the fast path does not reason about search orders: any tail counts).
   std::ofstream(other.path() / "solution.h") << "#error not this one\n";
-  CompileResult b = compile({other.path() / "k.cu", {}, {"VALUE=1.0f"}, {}, "sm_90a", false});
+  CompileResult b = compile({other.path() / "k.cu", {}, {"VALUE=1.0f"}, {}, "sm_90a", false, ""});
   EXPECT_TRUE(b.ok && b.cached) << b.log;
   EXPECT_GT(b.phases.preprocess, 0.0) << "the fast path was taken beside a file named like a header it read";
 }
@@ -136,7 +139,7 @@ TEST_F(CompileTest, AFileInTheKernelsFolderThatCouldStandForAHeaderTurnsTheFastP
 // The log kept with a build names the kernel as it is given each time, not as it was first.
 TEST_F(CompileTest, AHitNamesTheKernelAsGivenThisTimeInTheKeptLog) {
   auto src = write("first.cu", std::string("#warning \"careful\"\n") + kGood);
-  CompileResult a = compile({src, {}, {"VALUE=1.0f"}, {}, "sm_90a", false});
+  CompileResult a = compile({src, {}, {"VALUE=1.0f"}, {}, "sm_90a", false, ""});
   ASSERT_TRUE(a.ok) << a.log;
   EXPECT_NE(a.log.find(src.string() + ":1:2: warning"), std::string::npos) << a.log;
   const fs::path second = src_.path() / "second.cu";
@@ -150,17 +153,31 @@ TEST_F(CompileTest, AHitNamesTheKernelAsGivenThisTimeInTheKeptLog) {
 // A reference skips the import checks: its library is never handed to a candidate.
 TEST_F(CompileTest, TheSameBytesAsAReferenceAndAsACandidateAreTwoBuilds) {
   auto src = write("k.cu", kGood);
-  CompileResult ref = compile({src, {}, {"VALUE=1.0f"}, {}, "sm_90a", true});
+  CompileResult ref = compile({src, {}, {"VALUE=1.0f"}, {}, "sm_90a", true, ""});
   ASSERT_TRUE(ref.ok) << ref.log;
-  CompileResult cand = compile({src, {}, {"VALUE=1.0f"}, {}, "sm_90a", false});
+  CompileResult cand = compile({src, {}, {"VALUE=1.0f"}, {}, "sm_90a", false, ""});
   ASSERT_TRUE(cand.ok) << cand.log;
   EXPECT_FALSE(cand.cached);
   EXPECT_NE(cand.build_key, ref.build_key);
 }
 
+// What the compile benchmark times mgk against: the build's own nvcc command, which builds
+// the file where it is, its own folder on the include path.
+TEST_F(CompileTest, TheBareNvccCommandBuildsTheFileWhereItIs) {
+  write("value.h", "#define VALUE 1.0f\n");
+  auto src = write("k.cu", std::string("#include \"value.h\"\n") + kGood);
+  const fs::path out = src_.path() / "bare.so";
+  const std::vector<std::string> argv = nvcc_command({src, {}, {}, {}, "sm_90a", false, ""}, out);
+  EXPECT_NE(std::find(argv.begin(), argv.end(), "-I" + src_.path().string()), argv.end());
+  EXPECT_NE(std::find(argv.begin(), argv.end(), "-gencode=arch=compute_90a,code=sm_90a"), argv.end());
+  const process::ProcessResult p = process::run_tool(argv, std::chrono::minutes(5));
+  EXPECT_EQ(p.exit_code, 0) << p.output;
+  EXPECT_TRUE(fs::exists(out));
+}
+
 TEST_F(CompileTest, WhatIsJudgedIsTheBytesThatWereRead) {
   auto src = write("k.cu", std::string(kGood) + "// first\n");
-  CompileResult a = compile({src, {}, {"VALUE=1.0f"}, {}, "sm_90a", false});
+  CompileResult a = compile({src, {}, {"VALUE=1.0f"}, {}, "sm_90a", false, ""});
   ASSERT_TRUE(a.ok) << a.log;
   EXPECT_EQ(a.source, std::string(kGood) + "// first\n");
   EXPECT_EQ(a.kernel_hash, sha256_hex(a.source));
@@ -241,7 +258,7 @@ TEST_F(CompileTest, AHostSyscallInstructionIsRefused) {
   auto src = write("sys.cu", std::string(kGood).replace(std::string(kGood).find("MGK_EXPORT int mgk_setup"),
                                                         sizeof("MGK_EXPORT int mgk_setup(mgk_ctx*) { return 0; }") - 1,
                                                         "MGK_EXPORT int mgk_setup(mgk_ctx*) { long r; asm volatile(\"syscall\" : \"=a\"(r) : \"a\"(39L)); return 0; }"));
-  CompileResult r = compile({src, {}, {"VALUE=1.0f"}, {}, "sm_90a", false});
+  CompileResult r = compile({src, {}, {"VALUE=1.0f"}, {}, "sm_90a", false, ""});
   EXPECT_FALSE(r.ok);
   EXPECT_NE(r.refusal.find("the built library's host code: a 'syscall' instruction at 0x"), std::string::npos)
       << r.refusal << r.log;
