@@ -16,8 +16,6 @@
 #include "common/file.h"
 #include "common/hash.h"
 #include "common/interrupt.h"
-#include "common/format.h"
-#include "common/log.h"
 #include "eval/compile_cache.h"
 #include "eval/elf.h"
 #include "eval/executable_code.h"
@@ -398,10 +396,6 @@ CompileResult compile(const CompileRequest& req) {
   fs::copy_file(built, tmp, fs::copy_options::overwrite_existing);
   fs::rename(tmp, r.library);
   r.ok = true;
-  log::debug("compiled " + shown + ": lookup " + fixed(r.phases.lookup, 3) + " s, preprocess " +
-             fixed(r.phases.preprocess, 2) + " s (beside the build), nvcc " + fixed(r.phases.nvcc, 2) +
-             " s, PTX check " + fixed(r.phases.ptx_check, 3) + " s, library checks " +
-             fixed(r.phases.library_checks, 3) + " s");
   return r;
 }
 
