@@ -2,8 +2,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <regex>
 #include <set>
 #include <thread>
 
@@ -46,7 +48,7 @@ std::optional<std::string> read_if_there(const fs::path& p) {
 nlohmann::json to_json(const Manifest& m) {
   nlohmann::json files = nlohmann::json::array();
   for (const auto& f : m.files) files.push_back({{"path", f.path}, {"local", f.local}, {"sha256", f.sha256}});
-  return {{"files", files}, {"others", m.others}};
+  return {{"files", files}, {"others", m.others}, {"climb", m.climb}, {"fixed_dir", m.fixed_dir}};
 }
 
 std::optional<Manifest> manifest_from(const std::string& text) {
@@ -56,10 +58,24 @@ std::optional<Manifest> manifest_from(const std::string& text) {
     Manifest m;
     for (const auto& f : j["files"]) m.files.push_back({f.at("path"), f.at("local"), f.at("sha256")});
     m.others = j["others"].get<std::vector<std::string>>();
+    m.climb = j.value("climb", 0);
+    m.fixed_dir = j.value("fixed_dir", "");
     return m;
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;  // written by another version: the slow path rebuilds it
   }
+}
+
+// How many folders up the #include names of `text` climb (`../../common.h`: 2).
+int climb_of(const std::string& text) {
+  static const std::regex include(R"((^|\n)[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]*))");
+  int most = 0;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), include); it != std::sregex_iterator(); ++it) {
+    int up = 0;
+    for (const auto& part : fs::path((*it)[2].str())) up += part == "..";
+    most = std::max(most, up);
+  }
+  return most;
 }
 
 }  // namespace
@@ -97,8 +113,10 @@ std::vector<std::string> included_files(const std::string& text) {
 
 std::optional<Manifest> make_manifest(const std::string& kernel_source, const std::vector<std::string>& included,
                                       const fs::path& kernel_dir, const std::vector<fs::path>& system_dirs) {
+  // __has_include: a header that appears later would change the build, nothing hashed would.
   if (kernel_source.find("__has_include") != std::string::npos) return std::nullopt;
   Manifest m;
+  m.climb = climb_of(kernel_source);
   for (const auto& name : included) {
     if (name == kStagedName) continue;  // the kernel itself: its bytes are in the pre-key
     const fs::path p = fs::path(name).lexically_normal();
@@ -112,13 +130,18 @@ std::optional<Manifest> make_manifest(const std::string& kernel_source, const st
     const std::string bytes = read_file(p, "included header");
     const bool local = under(p, kernel_dir);
     if (local && bytes.find("__has_include") != std::string::npos) return std::nullopt;
+    if (local) m.climb = std::max(m.climb, climb_of(bytes));
     m.files.push_back({local ? p.lexically_relative(kernel_dir).string() : p.string(), local, sha256_hex(bytes)});
   }
+  // `../common.h` found beside another parent folder is another file: such a kernel is found
+  // only in its own folder.
+  if (m.climb > 0) m.fixed_dir = kernel_dir.lexically_normal().string();
   return m;
 }
 
 bool manifest_holds(const Manifest& m, const fs::path& kernel_dir) {
   std::error_code ec;
+  if (!m.fixed_dir.empty() && m.fixed_dir != kernel_dir.lexically_normal().string()) return false;
   for (const auto& f : m.files) {
     const fs::path p = f.local ? kernel_dir / f.path : fs::path(f.path);
     auto bytes = read_if_there(p);
@@ -127,12 +150,16 @@ bool manifest_holds(const Manifest& m, const fs::path& kernel_dir) {
   // A header found elsewhere could be found in the kernel's folder instead, which comes
   // before the problem's folder and the system's on the include path. Every tail of its
   // path (types.h, bits/types.h, ...) is a name an #include could have used.
+  // With `..` in its names, the folders above the kernel's are searched too.
+  std::vector<fs::path> searched = {kernel_dir};
+  for (int up = 0; up < m.climb; ++up) searched.push_back(searched.back().parent_path());
   auto shadowed = [&](const fs::path& p) {
     std::vector<fs::path> parts(p.begin(), p.end());
     fs::path tail;
     for (auto it = parts.rbegin(); it != parts.rend() && *it != "/"; ++it) {
       tail = tail.empty() ? *it : *it / tail;
-      if (fs::exists(kernel_dir / tail, ec)) return true;
+      for (const auto& dir : searched)  // the header itself, found from above, is no shadow
+        if (fs::exists(dir / tail, ec) && !fs::equivalent(dir / tail, p, ec)) return true;
     }
     return false;
   };

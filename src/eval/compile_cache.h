@@ -34,6 +34,11 @@ struct Manifest {
   // Absolute paths of every other file included (toolkit, system): none of them may be
   // shadowed by a file in the kernel's folder, which is on the include path.
   std::vector<std::string> others;
+  // How many folders up the kernel's #include names climb (`../common.h`: 1); when any, the
+  // build holds only for the kernel in `fixed_dir`, its own folder, and the folders above it
+  // are searched for shadows too.
+  int climb = 0;
+  std::string fixed_dir;
 };
 
 // The manifest of a build of the staged kernel `kernel_source` whose preprocessed units

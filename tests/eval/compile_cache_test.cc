@@ -74,5 +74,31 @@ TEST_F(ManifestTest, NoFastPathForAKernelOrAHeaderOfItsOwnThatAsksHasInclude) {
       << "a file nvcc did not name by an absolute path";
 }
 
+// `../common.h` beside another parent folder is another file: a kernel whose names climb is
+// found only in its own folder, and a file in a folder above it can stand for a header.
+TEST_F(ManifestTest, AKernelThatIncludesUpwardsHoldsOnlyInItsOwnFolder) {
+  const fs::path kernel_dir = kernel_dir_.path() / "tp";
+  const fs::path common = write(kernel_dir_.path() / "common.h", "// common\n");
+  const fs::path sys = write(system_.path() / "bits/types.h", "// system\n");
+  const fs::path climbs = write(kernel_dir / "climbs.h", "  #  include <../../x.h>\n");
+  auto m = make_manifest("#include \"../common.h\"\n", {"kernel.cu", common.string(), sys.string()}, kernel_dir,
+                         {system_.path()});
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->climb, 1);
+  EXPECT_TRUE(manifest_holds(*m, kernel_dir));
+  test::TempDir moved("mgk-moved");
+  fs::create_directories(moved.path() / "tp");
+  write(moved.path() / "common.h", "// common\n");
+  EXPECT_FALSE(manifest_holds(*m, moved.path() / "tp")) << "found from another folder";
+  write(kernel_dir_.path() / "types.h", "");
+  EXPECT_FALSE(manifest_holds(*m, kernel_dir)) << "../types.h could be found for bits/types.h";
+  auto deeper = make_manifest("#include \"climbs.h\"\n", {"kernel.cu", climbs.string()}, kernel_dir, {});
+  ASSERT_TRUE(deeper);
+  EXPECT_EQ(deeper->climb, 2) << "a header of its own climbs too";
+  auto none = make_manifest("// see ../README.md\n#include \"mgk/solution.h\"\n", {"kernel.cu"}, kernel_dir, {});
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->climb, 0) << "only what an #include names counts";
+}
+
 }  // namespace
 }  // namespace mgk::eval
