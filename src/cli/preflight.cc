@@ -96,8 +96,9 @@ void report_preflight_for_dry_run(const std::vector<problems::Spec>& specs, cons
                                   bool compile_only) {
   try {
     preflight(specs, machine, {compile_only, false});
-    std::cout << "pre-flight: ok (" << (compile_only ? "nvcc" : "GPUs, harness, nvcc")
-              << "; the references are compiled by the real run)\n";
+    std::cout << "pre-flight: ok (" << (compile_only ? "nvcc; nothing runs, so no reference is compiled"
+                                                      : "GPUs, harness, nvcc; the references are compiled by the real run")
+              << ")\n";
   } catch (const Error& e) {
     std::cout << "pre-flight: a real run would stop here: " << e.what() << "\n";
   }
