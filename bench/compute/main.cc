@@ -274,7 +274,7 @@ int run(const Options& o) {
   for (const auto& n : names) {
     const problems::Spec spec = problems::load(n);
     builds[n] = std::async(std::launch::async, [spec] {
-      return eval::compile({spec.reference_path(), spec.dir, {}, {}, "sm_90a", true});
+      return eval::compile({spec.reference_path(), spec.dir, {}, {}, "sm_90a", true, ""});
     });
   }
   std::printf("mgk-compute-bench on %s, W=%d (rank 0's shapes), median of %d calls each after an L2 flush; "

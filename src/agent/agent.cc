@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "agent/feedback.h"
+#include "agent/host_paths.h"
 #include "agent/reply_parser.h"
 #include "agent/trajectory.h"
 #include "common/file.h"
@@ -125,6 +126,8 @@ AttemptOutcome Agent::resume(int64_t attempt_id) {
     }
   }
   turns_ = int(turns.size());
+  for (const auto& t : turns)
+    if (t.kernel_hash) first_turn_of_.emplace(*t.kernel_hash, t.index);
   tokens_in_ = summary.tokens_in;
   tokens_out_ = summary.tokens_out;
   cost_ = summary.cost_usd;
@@ -309,9 +312,20 @@ Agent::StepResult Agent::execute_refine(const std::string& reply_text, int index
   const fs::path file = sandbox_ / ("kernel_turn" + std::to_string(index + 1) + ".cu");
   write_file(file, parsed.code);
   const std::string hash = deps_.store->put_kernel(parsed.code);
-  const eval::EvalResult result = judge_kernel(file, hash, index);
+  // A kernel resent byte for byte is judged again (fresh inputs, fresh timings), its build
+  // found in the compile cache; the model and the stored turn are told which turn it repeats.
+  const auto [first, resent] = first_turn_of_.emplace(hash, index);
+  const eval::EvalResult result = HostPaths::of_this_machine(sandbox_).relative(judge_kernel(file, hash, index));
   StepResult r{Action::kKernel, verdict_summary(result), hash,
                render_feedback(*deps_.prompts, result, index + 1, setup_.limits.turns), min_speedup(result)};
+  if (!resent && first->second != index) {
+    const std::string turn = std::to_string(first->second + 1);
+    r.outcome += " (unchanged from turn " + turn + ")";
+    // Prompt text belongs in prompts/; this one line is kept here until the feedback
+    // templates take a variable for it (prompts/ is being reworked for issue 35).
+    r.feedback = "Unchanged from turn " + turn + ": this kernel is byte-identical to that turn's" +
+                 (result.compile_cached ? " (its build was reused)" : "") + "; it was judged again.\n\n" + r.feedback;
+  }
   if (ctrl_c() && result.verdict == eval::Verdict::kInfrastructure) {
     r.interrupted = true;
   } else if (result.verdict == eval::Verdict::kInfrastructure) {

@@ -166,6 +166,7 @@ class Agent {
   std::optional<std::string> best_hash_;
   std::optional<double> best_speedup_;
   std::optional<eval::EvalResult> final_result_;
+  std::map<std::string, int> first_turn_of_;  // kernel hash -> the turn index that first sent it
 };
 
 }  // namespace mgk::agent

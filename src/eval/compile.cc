@@ -3,6 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <future>
 #include <fstream>
 #include <mutex>
 #include <optional>
@@ -13,6 +16,7 @@
 #include "common/file.h"
 #include "common/hash.h"
 #include "common/interrupt.h"
+#include "eval/compile_cache.h"
 #include "eval/elf.h"
 #include "eval/executable_code.h"
 #include "eval/imports.h"
@@ -42,7 +46,9 @@ std::string tree_digest(const fs::path& dir) {
 }
 
 // nvcc with only what decides where the toolkit and the host compiler are.
-process::ProcessResult run_nvcc(const std::vector<std::string>& argv, const fs::path& cwd) {
+// `unwanted`, when set, kills it too (a build the preprocessed source made pointless).
+process::ProcessResult run_nvcc(const std::vector<std::string>& argv, const fs::path& cwd,
+                                const std::atomic<bool>* unwanted = nullptr) {
   process::RunSpec spec;
   spec.argv = argv;
   spec.env = runner::scrubbed_environment(process::current_environment(), {}, cwd, runner::EnvPolicy::kCompiler);
@@ -50,6 +56,7 @@ process::ProcessResult run_nvcc(const std::vector<std::string>& argv, const fs::
   spec.timeout_s = 300;
   spec.limits = process::Limits{0, 0, 0, 0};
   spec.cancel = &interrupt_flag();
+  spec.also_cancel = unwanted;
   spec.output_limit = size_t(64) << 20;
   spec.output_keep = size_t(32) << 20;
   return process::run(spec);
@@ -99,18 +106,75 @@ struct WorkDir {
   }
 };
 
-void write_bytes(const fs::path& p, const std::string& bytes) {
-  std::ofstream out(p, std::ios::binary);
-  out << bytes;
-  if (!out) throw Error("cannot write " + p.string());
+
+// nvcc names the staged copy kStagedName; the user knows the file by the name they gave
+// (the agent gives one without folders). Only whole names are replaced: not my_kernel.cu.
+std::string named(const std::string& text, const std::string& shown) {
+  const std::string from = kStagedName;
+  auto part_of_name = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '/' || c == '-'; };
+  std::string out;
+  size_t done = 0;
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + from.size())) {
+    const bool whole = (at == 0 || !part_of_name(text[at - 1])) &&
+                       (at + from.size() == text.size() || !part_of_name(text[at + from.size()]) ||
+                        text[at + from.size()] == '.');
+    if (!whole) continue;
+    out.append(text, done, at - done).append(shown);
+    done = at + from.size();
+  }
+  return out.append(text, done, std::string::npos);
 }
 
-// nvcc names the staged copy; the user knows the file by the path they gave.
-std::string as_given(std::string text, const fs::path& staged, const fs::path& given) {
-  const std::string from = staged.string(), to = given.string();
-  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
-    text.replace(at, from.size(), to);
-  return text;
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The toolchain's own headers: covered by nvcc's version and the system's packages, so the
+// fast path does not hash them (mgk's headers and anything else it does).
+std::vector<fs::path> system_dirs() {
+  std::vector<fs::path> dirs = {"/usr/include", "/usr/lib/gcc", "/usr/local/cuda", "/opt/nvidia"};
+  const fs::path nvcc = fs::weakly_canonical(nvcc_path());
+  if (nvcc.has_parent_path()) dirs.push_back(nvcc.parent_path().parent_path());
+  return dirs;
+}
+
+// Why the built library is refused, if it is: its exports, and for a candidate its imports,
+// the names it defines and its host instructions.
+struct Refusal {
+  std::string why;
+  std::optional<Rule> rule;  // its class, where it has one
+};
+std::optional<Refusal> library_refusal(const fs::path& built, const std::string& source,
+                                           const std::string& shown_file, bool is_reference) {
+  const ElfImage elf(built);
+  const ElfLinkage linkage = linkage_of(elf);
+  if (auto missing = missing_abi_export(linkage))
+    return Refusal{"the library does not export '" + *missing +
+                   "' (define it with MGK_EXPORT, i.e. extern \"C\" and default visibility)",
+                   std::nullopt};
+  if (is_reference) return std::nullopt;
+  if (auto bad = check_imports(linkage)) {
+    if (bad->is_library) return Refusal{"it links " + bad->symbol + ": " + bad->why, bad->rule};
+    const std::string name = demangle(bad->symbol);
+    // Where the call is, when the text names it: the first call of it outside comments.
+    std::string where;
+    const std::string base = name.substr(0, name.find('('));
+    const std::string ident = base.substr(base.rfind(':') == std::string::npos ? 0 : base.rfind(':') + 1);
+    const std::string code = strip_comments(source, false);
+    std::smatch m;
+    const bool plain = !ident.empty() && std::all_of(ident.begin(), ident.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    });
+    if (plain && std::regex_search(code, m, std::regex("\\b" + ident + "\\s*\\(")))
+      where = shown_file + ":" + std::to_string(1 + std::count(code.begin(), code.begin() + m.position(0), '\n')) + ": ";
+    return Refusal{where + "the built library imports '" + name + "': " + bad->why, bad->rule};
+  }
+  if (auto shadow = shadowed_name(linkage))
+    return Refusal{"the built library defines '" + demangle(shadow->symbol) + "': " + shadow->why, shadow->rule};
+  if (auto bad_code = executable_code_violation(elf))
+    return Refusal{"the built library's host code: " + *bad_code + ": " + rule_info(Rule::kHiddenCode).why,
+                   Rule::kHiddenCode};
+  return std::nullopt;
 }
 
 std::string read_ptx(const fs::path& dir) {
@@ -120,7 +184,55 @@ std::string read_ptx(const fs::path& dir) {
   return all;
 }
 
+// The flags of a build: those the keys hold, the libraries, and nvcc's own (the keys'
+// with the kernel's folder on the include path).
+struct Flags {
+  std::vector<std::string> keyed, libs, nvcc;
+};
+Flags flags_of(const CompileRequest& req, const fs::path& root) {
+  // The kernel's own folder is on the include path (its headers) but in neither key: what
+  // the kernel took from it is in the preprocessed source, and in the manifest.
+  Flags f;
+  f.keyed = nvcc_flags(req.arch);
+  for (const std::string& dir : {(root / "sandbox/include").string(), (root / "primitives").string()})
+    f.keyed.push_back("-I" + dir);
+  const size_t own_dir_at = f.keyed.size();  // after the trusted headers, before the problem's
+  if (!req.problem_dir.empty()) f.keyed.push_back("-I" + req.problem_dir.string());
+  for (const auto& d : req.defines) f.keyed.push_back("-D" + d);
+  for (const auto& x : req.extra_flags) f.keyed.push_back(x);
+  f.libs = linked_libraries(req.is_reference);
+  f.nvcc = f.keyed;
+  f.nvcc.insert(f.nvcc.begin() + own_dir_at, "-I" + fs::absolute(req.source).parent_path().string());
+  return f;
+}
+
 }  // namespace
+
+std::vector<std::string> nvcc_flags(const std::string& arch_in) {
+  const std::string arch = arch_in.empty() ? "sm_90a" : arch_in;
+  const std::string arch_num = arch.substr(3);  // "90a"
+  // Candidates and references alike link the CUDA runtime shared: the process's one runtime
+  // is used, and a candidate's imports are its own, not the statically linked runtime's.
+  return {"-std=c++20", "-O3", "-shared", "-Xcompiler", "-fPIC", "-lineinfo", "--expt-relaxed-constexpr",
+          "--extended-lambda", "-cudart", "shared", "-gencode=arch=compute_" + arch_num + ",code=sm_" + arch_num};
+}
+
+std::vector<std::string> linked_libraries(bool is_reference) {
+  // cuDNN (attention) for the references only: it can deserialise execution plans, compiled
+  // device code the candidate checks (imports, PTX) would never see.
+  std::vector<std::string> libs = {"-lcublas", "-lcublasLt"};
+  if (is_reference) libs.insert(libs.end(), {"-lcudnn", "-lnccl"});
+  return libs;
+}
+
+std::vector<std::string> nvcc_command(const CompileRequest& req, const fs::path& output) {
+  const Flags f = flags_of(req, root_dir());
+  std::vector<std::string> argv = {nvcc_path()};
+  argv.insert(argv.end(), f.nvcc.begin(), f.nvcc.end());
+  argv.insert(argv.end(), {"-o", output.string(), req.source.string()});
+  argv.insert(argv.end(), f.libs.begin(), f.libs.end());
+  return argv;
+}
 
 std::string nvcc_path() {
   if (auto p = env("MGK_NVCC")) return *p;
@@ -150,25 +262,9 @@ std::pair<std::string, std::string> read_kernel_source(const fs::path& path) {
   return {bytes, ""};
 }
 
-std::vector<std::string> nvcc_flags(const std::string& arch_in) {
-  const std::string arch = arch_in.empty() ? "sm_90a" : arch_in;
-  const std::string arch_num = arch.substr(3);  // "90a"
-  // Candidates and references alike link the CUDA runtime shared: the process's one runtime
-  // is used, and a candidate's imports are its own, not the statically linked runtime's.
-  return {"-std=c++20", "-O3", "-shared", "-Xcompiler", "-fPIC", "-lineinfo", "--expt-relaxed-constexpr",
-          "--extended-lambda", "-cudart", "shared", "-gencode=arch=compute_" + arch_num + ",code=sm_" + arch_num};
-}
-
-std::vector<std::string> linked_libraries(bool is_reference) {
-  // cuDNN (attention) for the references only: it can deserialise execution plans, compiled
-  // device code the candidate checks (imports, PTX) would never see.
-  std::vector<std::string> libs = {"-lcublas", "-lcublasLt"};
-  if (is_reference) libs.insert(libs.end(), {"-lcudnn", "-lnccl"});
-  return libs;
-}
-
 CompileResult compile(const CompileRequest& req) {
   install_interrupt_handler();
+  const auto t0 = std::chrono::steady_clock::now();
   CompileResult r;
   auto [source, unreadable] = read_kernel_source(req.source);
   if (!unreadable.empty()) {
@@ -178,122 +274,129 @@ CompileResult compile(const CompileRequest& req) {
   }
   r.source = std::move(source);
   r.kernel_hash = sha256_hex(r.source);
+  const std::string shown = req.shown_as.empty() ? req.source.string() : req.shown_as;
+  const std::string shown_file = fs::path(shown).filename().string();
 
   const fs::path root = root_dir();
-  std::vector<std::string> flags = nvcc_flags(req.arch);
-  for (const std::string dir : {(root / "sandbox/include").string(), (root / "primitives").string(),
-                                fs::absolute(req.source).parent_path().string()})
-    flags.push_back("-I" + dir);
-  if (!req.problem_dir.empty()) flags.push_back("-I" + req.problem_dir.string());
-  for (const auto& d : req.defines) flags.push_back("-D" + d);
-  for (const auto& f : req.extra_flags) flags.push_back(f);
-  const std::vector<std::string> libs = linked_libraries(req.is_reference);
+  const fs::path kernel_dir = fs::absolute(req.source).parent_path();
+  const auto [flags, libs, nvcc_args] = flags_of(req, root);
 
-  // The exact bytes read above are what nvcc sees: a copy, under the name the user knows,
-  // at a path that depends only on the bytes (the preprocessor writes it into its output,
-  // which the cache key hashes).
-  const fs::path cache = home_dir() / "cache";
-  WorkDir work(cache / "tmp");
-  const fs::path staged = cache / "src" / r.kernel_hash.substr(0, 2) / r.kernel_hash / req.source.filename();
-  if (!fs::exists(staged)) {
-    fs::create_directories(staged.parent_path());
-    const fs::path tmp = work.path / "staged";
-    write_bytes(tmp, r.source);
-    fs::rename(tmp, staged);
-  }
+  // What both keys share: how it is built and judged (a reference skips the import checks,
+  // so its library is never a candidate's), and with what.
+  const std::string toolchain =
+      nvcc_version() + "\n" + tree_digest(root / "sandbox/include") + "\n" + tree_digest(root / "primitives");
+  auto common = [&](Sha256& h) {
+    h.update(req.is_reference ? "reference\n" : "candidate\n");
+    for (const auto& f : flags) h.update(f).update("\n");
+    for (const auto& l : libs) h.update(l).update("\n");
+    h.update(toolchain);
+  };
+  Sha256 pre;
+  common(pre);
+  pre.update(req.problem_dir.empty() ? "" : tree_digest(req.problem_dir)).update("\nkernel:\n").update(r.source);
+  const std::string pre_key = pre.hex();
 
-  std::vector<std::string> pre = {nvcc_path(), "-E"};
-  pre.insert(pre.end(), flags.begin(), flags.end());
-  pre.insert(pre.end(), {staged.string(), "-o", (work.path / "preprocessed.ii").string()});
-  process::ProcessResult p = run_nvcc(pre, work.path);
+  const CompileCache cache(home_dir() / "cache");
+  auto hit = [&](const std::string& build_key) {
+    r.build_key = build_key;
+    r.library = cache.library(build_key);
+    r.ok = r.cached = true;
+    r.log = named(cache.log(build_key), shown);
+    r.phases.lookup = seconds_since(t0);
+    return r;
+  };
+  // The fast path: the same bytes, built before and checked, with every header it read unchanged.
+  if (auto build_key = cache.find(pre_key, kernel_dir)) return hit(*build_key);
+
+  // The exact bytes read above are what nvcc sees: a copy under one name, in a folder that
+  // depends only on the bytes, compiled from there (so nvcc's messages name kStagedName).
+  WorkDir work(cache.root() / "tmp");
+  const fs::path staged = cache.stage(r.kernel_hash, r.source, work.path);
+  const fs::path staged_dir = staged.parent_path();
+  r.phases.lookup = seconds_since(t0);
+
+  // The build starts at once, beside the preprocessor (a tenth of a build): what the
+  // preprocessed source says (a refusal, a library built before) decides whether it is wanted.
+  const fs::path built = work.path / "kernel.so";
+  std::vector<std::string> argv = {nvcc_path(), "--keep", "--keep-dir", work.path.string()};
+  argv.insert(argv.end(), nvcc_args.begin(), nvcc_args.end());
+  argv.insert(argv.end(), {"-o", built.string(), kStagedName});
+  argv.insert(argv.end(), libs.begin(), libs.end());
+  std::atomic<bool> unwanted{false};
+  auto build = std::async(std::launch::async, [&] { return run_nvcc(argv, staged_dir, &unwanted); });
+  struct Unwanted {  // destroyed before `build`, whose destructor waits: never wait on a build nobody wants
+    std::atomic<bool>& flag;
+    ~Unwanted() { flag = true; }
+  } unwanted_on_exit{unwanted};
+
+  std::vector<std::string> pre_argv = {nvcc_path(), "-E"};
+  pre_argv.insert(pre_argv.end(), nvcc_args.begin(), nvcc_args.end());
+  pre_argv.insert(pre_argv.end(), {kStagedName, "-o", (work.path / "preprocessed.ii").string()});
+  process::ProcessResult p = run_nvcc(pre_argv, staged_dir, nullptr);
+  r.phases.preprocess = p.wall_seconds;
   if (p.cancelled) throw Interrupted();
   if (p.exit_code != 0) {
-    r.log = as_given(p.output, staged, req.source);
+    r.log = named(p.output, shown);
     r.seconds = p.wall_seconds;
     return r;
   }
   const std::string preprocessed = read_file(work.path / "preprocessed.ii", "preprocessed source");
   if (auto v = check_preprocessed(preprocessed, trusted_dirs(root), req.is_reference)) {
-    if (v->file == staged.string()) v->file = req.source.string();
+    if (v->file == kStagedName) v->file = shown;
     r.refusal = v->describe();
     r.refused_rule = rule_info(v->rule).id;
-    r.log = req.source.string() + ": refused: " + r.refusal;
+    r.log = shown + ": refused: " + r.refusal;
     return r;
   }
 
   // The key covers everything the host pass included (the preprocessed text) and the
   // trusted headers whole (their device-only branches do not show in the host pass).
   Sha256 key;
-  key.update(preprocessed).update("\0flags:");
-  for (const auto& f : flags) key.update(f).update("\0");
-  for (const auto& l : libs) key.update(l).update("\0");
-  key.update(nvcc_version()).update(tree_digest(root / "sandbox/include")).update(tree_digest(root / "primitives"));
+  common(key);
+  key.update("\npreprocessed:\n").update(preprocessed);
   r.build_key = key.hex();
-
-  const fs::path dir = cache / r.build_key.substr(0, 2) / r.build_key;
-  r.library = dir / "kernel.so";
+  r.library = cache.library(r.build_key);
   if (fs::exists(r.library)) {
-    r.ok = true;
-    r.cached = true;
-    r.log = fs::exists(dir / "compile.log") ? read_file(dir / "compile.log", "compile log") : "";
-    return r;
+    cache.link(pre_key, r.build_key);  // the next time, found without nvcc
+    return hit(r.build_key);
   }
 
-  const fs::path built = work.path / "kernel.so";
-  std::vector<std::string> argv = {nvcc_path(), "--keep", "--keep-dir", work.path.string()};
-  argv.insert(argv.end(), flags.begin(), flags.end());
-  argv.insert(argv.end(), {"-o", built.string(), staged.string()});
-  argv.insert(argv.end(), libs.begin(), libs.end());
-  p = run_nvcc(argv, work.path);
+  p = build.get();
   r.seconds = p.wall_seconds;
-  r.log = as_given(p.output, staged, req.source);
+  r.phases.nvcc = p.wall_seconds;
+  r.log = p.output;
   if (p.cancelled) throw Interrupted();
   if (p.timed_out) r.log += "\nnvcc did not finish within 5 minutes";
+  const std::string raw_log = r.log;
+  r.log = named(r.log, shown);
   if (p.exit_code != 0) return r;
 
-  auto refuse = [&](const std::string& why, std::optional<Rule> rule = std::nullopt) {
+  auto refuse = [&](const std::string& why, std::optional<Rule> rule) {
     r.refusal = why;
     if (rule) r.refused_rule = rule_info(*rule).id;
-    r.log += (r.log.empty() ? "" : "\n") + req.source.string() + ": refused: " + why;
+    r.log += (r.log.empty() ? "" : "\n") + shown + ": refused: " + why;
     return r;
   };
-  if (auto v = check_ptx(read_ptx(work.path), req.source.filename().string() + " (generated PTX)"))
-    return refuse(v->describe(), v->rule);
-  const ElfImage elf(built);
-  const ElfLinkage linkage = linkage_of(elf);
-  if (auto missing = missing_abi_export(linkage))
-    return refuse("the library does not export '" + *missing +
-                  "' (define it with MGK_EXPORT, i.e. extern \"C\" and default visibility)");
-  if (!req.is_reference) {
-    if (auto bad = check_imports(linkage)) {
-      if (bad->is_library) return refuse("it links " + bad->symbol + ": " + bad->why, bad->rule);
-      const std::string name = demangle(bad->symbol);
-      // Where the call is, when the text names it: the first call of it outside comments.
-      std::string where;
-      const std::string base = name.substr(0, name.find('('));
-      const std::string ident = base.substr(base.rfind(':') == std::string::npos ? 0 : base.rfind(':') + 1);
-      const std::string code = strip_comments(r.source, false);
-      std::smatch m;
-      const bool plain = !ident.empty() && std::all_of(ident.begin(), ident.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-      });
-      if (plain && std::regex_search(code, m, std::regex("\\b" + ident + "\\s*\\(")))
-        where = req.source.filename().string() + ":" +
-                std::to_string(1 + std::count(code.begin(), code.begin() + m.position(0), '\n')) + ": ";
-      return refuse(where + "the built library imports '" + name + "': " + bad->why, bad->rule);
-    }
-    if (auto shadow = shadowed_name(linkage))
-      return refuse("the built library defines '" + demangle(shadow->symbol) + "': " + shadow->why, shadow->rule);
-    if (auto bad_code = executable_code_violation(elf))
-      return refuse("the built library's host code: " + *bad_code + ": " + rule_info(Rule::kHiddenCode).why,
-                    Rule::kHiddenCode);
-  }
+  auto phase_start = std::chrono::steady_clock::now();
+  auto ptx = check_ptx(read_ptx(work.path), shown_file + " (generated PTX)");
+  r.phases.ptx_check = seconds_since(phase_start);
+  if (ptx) return refuse(ptx->describe(), ptx->rule);
+  phase_start = std::chrono::steady_clock::now();
+  if (auto no = library_refusal(built, r.source, shown_file, req.is_reference)) return refuse(no->why, no->rule);
+  r.phases.library_checks = seconds_since(phase_start);
 
-  fs::create_directories(dir);
-  std::ofstream(dir / "compile.log") << r.log;
-  // Build under a private name, then rename: concurrent compiles of one key never see a
-  // half-written library.
-  const fs::path tmp = dir / ("kernel.so.tmp." + work.path.filename().string());  // unique per build, threads too
+  // The fast path's manifest: every file the host and the device passes read.
+  std::vector<std::string> included = included_files(preprocessed);
+  std::optional<Manifest> manifest;
+  if (fs::exists(work.path / "kernel.cpp1.ii")) {
+    for (auto& f : included_files(read_file(work.path / "kernel.cpp1.ii", "device preprocessed source")))
+      included.push_back(std::move(f));
+    manifest = make_manifest(r.source, included, kernel_dir, system_dirs());
+  }
+  cache.record(r.build_key, raw_log, pre_key, manifest);
+  // Put in place under a private name, then renamed: concurrent compiles of one key never
+  // see a half-written library.
+  const fs::path tmp = r.library.string() + ".tmp." + work.path.filename().string();  // unique per build, threads too
   fs::copy_file(built, tmp, fs::copy_options::overwrite_existing);
   fs::rename(tmp, r.library);
   r.ok = true;
@@ -309,6 +412,7 @@ CompileResult compile_candidate(const EvalOptions& options) {
   req.extra_flags = options.nvcc_flags;
   req.arch = options.arch;
   req.is_reference = options.kernel_is_reference;
+  req.shown_as = options.kernel_shown_as;
   return compile(req);
 }
 

@@ -1,5 +1,5 @@
 // Compiling a kernel file into a shared object that implements the solution ABI, cached
-// by content. The file is read once: those bytes are hashed, staged, preprocessed, judged,
+// by content (eval/compile_cache.h). The file is read once: those bytes are hashed, staged, preprocessed, judged,
 // compiled and handed back for the store, so an edit made meanwhile cannot get another
 // file's verdict. A candidate is judged three times: its preprocessed source (what a macro
 // pastes together is seen), the PTX nvcc made of it (device code the host pass hides), and
@@ -25,6 +25,11 @@ struct CompileResult {
   std::string refusal;        // non-empty: refused (the rule broken, with file:line or symbol)
   std::string refused_rule;   // its class (eval/candidate_rules.h id); empty for other refusals
   std::string unreadable;     // non-empty: the file is not a kernel source (not UTF-8, empty)
+  // Where the time went (seconds): finding it in the cache (all of it, on a hit found from
+  // the bytes alone), nvcc -E (beside the build, so not added to it), nvcc, the checks.
+  struct Phases {
+    double lookup = 0, preprocess = 0, nvcc = 0, ptx_check = 0, library_checks = 0;
+  } phases;
 };
 
 struct CompileRequest {
@@ -34,6 +39,9 @@ struct CompileRequest {
   std::vector<std::string> extra_flags;
   std::string arch;                    // e.g. "sm_90a"; empty: sm_90a
   bool is_reference = false;           // references may use NCCL; candidates may not
+  // How nvcc's messages and the refusals name the kernel; empty: `source` as given. The
+  // agent gives a name without folders: no host path reaches the model.
+  std::string shown_as;
 };
 
 // Throws UsageError when the file is missing or a directory, Interrupted on Ctrl-C (nvcc
@@ -60,5 +68,10 @@ std::string strip_comments(const std::string& source, bool keep_strings);
 std::string nvcc_path();
 // `nvcc --version`'s output, asked once per process; empty when nvcc cannot start.
 std::string nvcc_version();
+
+// The nvcc command a build of `request` runs, compiling the file where it is into `output`,
+// without what mgk adds (staging, nvcc -E, --keep, the checks): for timing mgk against a
+// bare nvcc (bench/compile).
+std::vector<std::string> nvcc_command(const CompileRequest& request, const std::filesystem::path& output);
 
 }  // namespace mgk::eval

@@ -272,11 +272,16 @@ EvalResult evaluate(const EvalOptions& o) {
 
   res.provenance = evaluation_provenance(o.compile_only ? nullptr : &machine, res.gpus, arch.empty() ? "sm_90a" : arch,
                                          o.peaks.has_value());
-  progress("compiling the reference");
-  CompileResult ref = compile({spec.reference_path(), spec.dir, {}, o.nvcc_flags, arch, true});
-  if (!ref.ok)
-    throw Error("the reference of " + spec.name + " does not compile (a bug in mgk's suite): " +
-                (ref.refusal.empty() ? first_error_line(ref.log) : ref.refusal));
+  // Under --compile-only nothing runs, so no reference is needed (unless it is the kernel).
+  CompileResult ref;
+  if (!o.compile_only || o.kernel_is_reference) {
+    progress("compiling the reference");
+    CompileRequest ref_req{spec.reference_path(), spec.dir, {}, o.nvcc_flags, arch, true, ""};
+    ref = compile(ref_req);
+    if (!ref.ok)
+      throw Error("the reference of " + spec.name + " does not compile (a bug in mgk's suite): " +
+                  (ref.refusal.empty() ? first_error_line(ref.log) : ref.refusal));
+  }
   progress("compiling the candidate");
   CompileResult cand = o.kernel_is_reference ? ref : compile_candidate([&] {
     EvalOptions c = o;

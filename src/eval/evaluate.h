@@ -15,6 +15,7 @@ namespace mgk::eval {
 struct EvalOptions {
   std::string problem;                  // e.g. "collectives/all_reduce"
   std::filesystem::path kernel;         // the candidate .cu file
+  std::string kernel_shown_as;          // how compile messages name it; empty: `kernel` as given
   bool kernel_is_reference = false;     // evaluate the problem's reference as the candidate
   int world_size = 2;
   std::vector<int> gpus;                // empty: the first world_size visible GPUs

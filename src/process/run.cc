@@ -89,7 +89,7 @@ ProcessResult run(const RunSpec& spec) {
     }
     if (!leader_exit && child.ended()) leader_exit = Clock::now();
     if (leader_exit && (eof || seconds_since(*leader_exit) > kLeftoverGraceSeconds)) break;
-    if (spec.cancel != nullptr && spec.cancel->load()) {
+    if ((spec.cancel != nullptr && spec.cancel->load()) || (spec.also_cancel != nullptr && spec.also_cancel->load())) {
       result.cancelled = true;
       break;
     }

@@ -21,6 +21,7 @@ struct RunSpec {
   double timeout_s = 60;
   Limits limits;
   const std::atomic<bool>* cancel = nullptr;  // when it becomes true the group is killed
+  const std::atomic<bool>* also_cancel = nullptr;  // a second such flag (the caller's own, beside Ctrl-C's)
   size_t output_limit = kOutputLimit;
   size_t output_keep = kOutputKeep;
   ChildHook hook;  // isolation entered in the child (see spawn.h)

@@ -17,6 +17,7 @@
 #include "scripted_suite.h"
 #include "store/store.h"
 #include "support/child_process.h"
+#include "problems/catalog.h"
 #include "support/mgk_cli.h"
 #include "support/test_paths.h"
 
@@ -155,6 +156,24 @@ TEST_F(BenchCli, TheWholeSuiteKilledPartWayAndResumedReportsLikeAnUninterruptedR
   test::CliResult h = test::run_mgk({"report", "1", "--format", "html", "-o", html.string()}, env("killed"));
   EXPECT_EQ(h.exit_code, 0) << h.output;
   EXPECT_NE(read_file(html).find("id=\"plot-outcomes\""), std::string::npos);
+}
+
+// Under --compile-only nothing runs, so no reference is compiled, by the pre-flight or by an
+// evaluation: no kernel nvcc was given (each is staged in the cache by its bytes) is one.
+TEST_F(BenchCli, ACompileOnlyRunCompilesNoReference) {
+  std::vector<std::string> args = {"bench", "--model", "openai:gpt-test", "--problems", "collectives/all_gather",
+                                   "--samples", "1", "--turns", "1", "--compile-only"};
+  test::CliResult r = test::run_mgk(args, env());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string reference = read_file(problems::load("collectives/all_gather").reference_path());
+  const std::filesystem::path staged = dir_.path() / "a-home/cache/staged";
+  int compiled = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(staged))
+    if (e.is_regular_file()) {
+      ++compiled;
+      EXPECT_NE(read_file(e.path()), reference) << "the reference was compiled under --compile-only";
+    }
+  EXPECT_GE(compiled, 1) << "the model's kernel was compiled";
 }
 
 TEST_F(BenchCli, ARerunOfAFinishedRunSpendsNothingAndResumeKeepsTheAttemptsArguments) {

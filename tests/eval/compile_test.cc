@@ -5,10 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <fstream>
 
 #include "common/error.h"
 #include "common/hash.h"
+#include "process/run.h"
 #include "support/test_paths.h"
 
 namespace mgk::eval {
@@ -25,7 +28,7 @@ class CompileTest : public ::testing::Test {
     std::ofstream(p, std::ios::binary) << text;
     return p;
   }
-  CompileResult candidate(const fs::path& src) { return compile({src, {}, {}, {}, "sm_90a", false}); }
+  CompileResult candidate(const fs::path& src) { return compile({src, {}, {}, {}, "sm_90a", false, ""}); }
   test::TempDir home_{"mgk-home"}, src_{"mgk-src"};
 };
 
@@ -41,7 +44,7 @@ MGK_EXPORT int mgk_run(mgk_ctx*, const mgk_tensor*, int, const mgk_tensor* out, 
 
 TEST_F(CompileTest, CompilesOnceThenHitsTheCacheAndFlagsChangeTheKey) {
   auto src = write("k.cu", kGood);
-  CompileRequest req{src, {}, {"VALUE=1.0f"}, {}, "sm_90a", false};
+  CompileRequest req{src, {}, {"VALUE=1.0f"}, {}, "sm_90a", false, ""};
   CompileResult a = compile(req);
   ASSERT_TRUE(a.ok) << a.log;
   EXPECT_FALSE(a.cached);
@@ -70,9 +73,111 @@ TEST_F(CompileTest, EditingAnIncludedHeaderMakesANewBuild) {
   EXPECT_NE(a.build_key, b.build_key);
 }
 
+// The fast path: the cache is keyed on content, so the same bytes under another name in
+// another folder are found from the bytes alone. MGK_NVCC pointing nowhere proves that no
+// nvcc ran (not even nvcc -E): any call of it would throw.
+TEST_F(CompileTest, AByteIdenticalKernelUnderAnotherNameInAnotherFolderIsFoundWithoutNvcc) {
+  auto src = write("k.cu", kGood);
+  CompileRequest req{src, {}, {"VALUE=1.0f"}, {}, "sm_90a", false, ""};
+  CompileResult a = compile(req);
+  ASSERT_TRUE(a.ok) << a.log;
+  test::TempDir elsewhere("mgk-elsewhere");
+  req.source = elsewhere.path() / "kernel_turn7.cu";
+  fs::copy_file(src, req.source);
+  setenv("MGK_NVCC", "/nonexistent/nvcc", 1);
+  CompileResult b;
+  try {
+    b = compile(req);
+  } catch (const Error& e) {
+    ADD_FAILURE() << "nvcc was run for a kernel built before: " << e.what();
+  }
+  unsetenv("MGK_NVCC");
+  EXPECT_TRUE(b.ok && b.cached) << b.log;
+  EXPECT_EQ(b.build_key, a.build_key);
+  EXPECT_EQ(b.library, a.library);
+  EXPECT_EQ(b.phases.preprocess, 0.0);
+  EXPECT_LT(b.phases.lookup, 1.0) << "a hit is file reads only (the benchmark times it: bench/RESULTS.md)";
+}
+
+// A kernel beside headers of its own is found in another folder beside the same headers;
+// with one of them changed there, it is built again, and the first folder still hits.
+TEST_F(CompileTest, AKernelWithItsOwnHeadersIsFoundBesideTheSameHeadersAndRebuiltBesideAnEditedOne) {
+  write("value.h", "#define VALUE 1.0f\n");
+  auto src = write("k.cu", std::string("#include \"value.h\"\n") + kGood);
+  CompileResult a = candidate(src);
+  ASSERT_TRUE(a.ok) << a.log;
+  test::TempDir other("mgk-other");
+  fs::copy_file(src, other.path() / "k.cu");
+  std::ofstream(other.path() / "value.h") << "#define VALUE 1.0f\n";
+  CompileResult b = candidate(other.path() / "k.cu");
+  EXPECT_TRUE(b.ok && b.cached) << b.log;
+  EXPECT_EQ(b.phases.preprocess, 0.0) << "found from the bytes and the headers' digests, without nvcc -E";
+  std::ofstream(other.path() / "value.h") << "#define VALUE 2.0f\n";
+  CompileResult c = candidate(other.path() / "k.cu");
+  ASSERT_TRUE(c.ok) << c.log;
+  EXPECT_FALSE(c.cached) << "a library built with another value.h was reused";
+  EXPECT_NE(c.build_key, a.build_key);
+  EXPECT_TRUE(candidate(src).cached);
+}
+
+// A file in the kernel's folder that an #include could find instead of a header the build
+// read elsewhere: the fast path is not taken (nvcc -E decides, and here it finds the same
+// source, so the build is still reused).
+TEST_F(CompileTest, AFileInTheKernelsFolderThatCouldStandForAHeaderTurnsTheFastPathOff) {
+  auto src = write("k.cu", kGood);
+  ASSERT_TRUE(compile({src, {}, {"VALUE=1.0f"}, {}, "sm_90a", false, ""}).ok);
+  test::TempDir other("mgk-shadow");
+  fs::copy_file(src, other.path() / "k.cu");
+  // Named like the tail of mgk/solution.h (which the include path finds before this folder,
+  // but the fast path does not reason about search orders: any tail counts).
+  std::ofstream(other.path() / "solution.h") << "#error not this one\n";
+  CompileResult b = compile({other.path() / "k.cu", {}, {"VALUE=1.0f"}, {}, "sm_90a", false, ""});
+  EXPECT_TRUE(b.ok && b.cached) << b.log;
+  EXPECT_GT(b.phases.preprocess, 0.0) << "the fast path was taken beside a file named like a header it read";
+}
+
+// The log kept with a build names the kernel as it is given each time, not as it was first.
+TEST_F(CompileTest, AHitNamesTheKernelAsGivenThisTimeInTheKeptLog) {
+  auto src = write("first.cu", std::string("#warning \"careful\"\n") + kGood);
+  CompileResult a = compile({src, {}, {"VALUE=1.0f"}, {}, "sm_90a", false, ""});
+  ASSERT_TRUE(a.ok) << a.log;
+  EXPECT_NE(a.log.find(src.string() + ":1:2: warning"), std::string::npos) << a.log;
+  const fs::path second = src_.path() / "second.cu";
+  fs::copy_file(src, second);
+  CompileResult b = compile({second, {}, {"VALUE=1.0f"}, {}, "sm_90a", false, "second.cu"});
+  EXPECT_TRUE(b.cached);
+  EXPECT_NE(b.log.find("second.cu:1:2: warning"), std::string::npos) << b.log;
+  EXPECT_EQ(b.log.find(src_.path().string()), std::string::npos) << b.log;
+}
+
+// A reference skips the import checks: its library is never handed to a candidate.
+TEST_F(CompileTest, TheSameBytesAsAReferenceAndAsACandidateAreTwoBuilds) {
+  auto src = write("k.cu", kGood);
+  CompileResult ref = compile({src, {}, {"VALUE=1.0f"}, {}, "sm_90a", true, ""});
+  ASSERT_TRUE(ref.ok) << ref.log;
+  CompileResult cand = compile({src, {}, {"VALUE=1.0f"}, {}, "sm_90a", false, ""});
+  ASSERT_TRUE(cand.ok) << cand.log;
+  EXPECT_FALSE(cand.cached);
+  EXPECT_NE(cand.build_key, ref.build_key);
+}
+
+// What the compile benchmark times mgk against: the build's own nvcc command, which builds
+// the file where it is, its own folder on the include path.
+TEST_F(CompileTest, TheBareNvccCommandBuildsTheFileWhereItIs) {
+  write("value.h", "#define VALUE 1.0f\n");
+  auto src = write("k.cu", std::string("#include \"value.h\"\n") + kGood);
+  const fs::path out = src_.path() / "bare.so";
+  const std::vector<std::string> argv = nvcc_command({src, {}, {}, {}, "sm_90a", false, ""}, out);
+  EXPECT_NE(std::find(argv.begin(), argv.end(), "-I" + src_.path().string()), argv.end());
+  EXPECT_NE(std::find(argv.begin(), argv.end(), "-gencode=arch=compute_90a,code=sm_90a"), argv.end());
+  const process::ProcessResult p = process::run_tool(argv, std::chrono::minutes(5));
+  EXPECT_EQ(p.exit_code, 0) << p.output;
+  EXPECT_TRUE(fs::exists(out));
+}
+
 TEST_F(CompileTest, WhatIsJudgedIsTheBytesThatWereRead) {
   auto src = write("k.cu", std::string(kGood) + "// first\n");
-  CompileResult a = compile({src, {}, {"VALUE=1.0f"}, {}, "sm_90a", false});
+  CompileResult a = compile({src, {}, {"VALUE=1.0f"}, {}, "sm_90a", false, ""});
   ASSERT_TRUE(a.ok) << a.log;
   EXPECT_EQ(a.source, std::string(kGood) + "// first\n");
   EXPECT_EQ(a.kernel_hash, sha256_hex(a.source));
@@ -87,6 +192,15 @@ TEST_F(CompileTest, ErrorsCarryTheFileAsGivenAndTheLine) {
   EXPECT_NE(r.log.find(src.string() + "(2)"), std::string::npos) << r.log;
   EXPECT_NE(r.log.find("undefined_name"), std::string::npos) << r.log;
   EXPECT_FALSE(candidate(src).cached) << "failures are not cached";
+}
+
+TEST_F(CompileTest, ErrorsNameTheKernelAsShownWithoutItsFolder) {
+  auto src = write("kernel_turn2.cu", "#include \"mgk/solution.h\"\nint f() { return undefined_name; }\n");
+  CompileResult r = compile({src, {}, {}, {}, "sm_90a", false, "kernel.cu"});
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.log.find("kernel.cu(2): error"), std::string::npos) << r.log;
+  EXPECT_EQ(r.log.find(src_.path().string()), std::string::npos) << r.log;
+  EXPECT_EQ(r.log.find(home_.path().string()), std::string::npos) << "the cache's path:\n" << r.log;
 }
 
 TEST_F(CompileTest, ADirectoryIsAUsageErrorNamingIt) {
@@ -144,7 +258,7 @@ TEST_F(CompileTest, AHostSyscallInstructionIsRefused) {
   auto src = write("sys.cu", std::string(kGood).replace(std::string(kGood).find("MGK_EXPORT int mgk_setup"),
                                                         sizeof("MGK_EXPORT int mgk_setup(mgk_ctx*) { return 0; }") - 1,
                                                         "MGK_EXPORT int mgk_setup(mgk_ctx*) { long r; asm volatile(\"syscall\" : \"=a\"(r) : \"a\"(39L)); return 0; }"));
-  CompileResult r = compile({src, {}, {"VALUE=1.0f"}, {}, "sm_90a", false});
+  CompileResult r = compile({src, {}, {"VALUE=1.0f"}, {}, "sm_90a", false, ""});
   EXPECT_FALSE(r.ok);
   EXPECT_NE(r.refusal.find("the built library's host code: a 'syscall' instruction at 0x"), std::string::npos)
       << r.refusal << r.log;
