@@ -52,17 +52,27 @@ struct Agent::StepResult {
   bool interrupted = false;  // Ctrl-C cut the judging short: nothing was learnt of the kernel
 };
 
-void check_cost_limit(const llm::Provider& provider, const Limits& limits) {
-  if (limits.max_cost_usd <= 0 || provider.price()) return;
-  char limit[32];
-  std::snprintf(limit, sizeof limit, "%g", limits.max_cost_usd);
+void check_cost_limits(const llm::Provider& provider, const std::vector<CostLimit>& limits) {
+  if (provider.price()) return;
+  std::string given, lift;
+  for (const CostLimit& l : limits) {
+    if (l.usd <= 0) continue;
+    char usd[32];
+    std::snprintf(usd, sizeof usd, "$%g", l.usd);
+    given += (given.empty() ? "" : ", ") + l.flag + " " + usd;
+    lift += (lift.empty() ? "" : " ") + l.flag + " 0";
+  }
+  if (given.empty()) return;
   const std::string name = provider.name();
   const std::filesystem::path config = llm::default_config_path();
-  throw UsageError("no price is known for " + name + ", so a cost limit ($" + limit +
-                   ") cannot be enforced: give its price in " +
+  throw UsageError("no price is known for " + name + ", so a cost limit (" + given + ") cannot be enforced: give its price in " +
                    (config.empty() ? std::string("the config file ($MGK_CONFIG)") : config.string()) +
                    " as \"prices\": {\"" + name + "\": {\"input\": USD_PER_MTOK, \"output\": " +
-                   "USD_PER_MTOK}}, or pass --max-cost 0 for no cost limit");
+                   "USD_PER_MTOK}}, or pass " + lift + " for no cost limit");
+}
+
+void check_cost_limit(const llm::Provider& provider, const Limits& limits) {
+  check_cost_limits(provider, {{"--max-cost", limits.max_cost_usd}});
 }
 
 store::AttemptSummary resumable_attempt(store::Store& store, int64_t attempt_id, const ResumeExpectation& expect) {

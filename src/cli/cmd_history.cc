@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "common/env.h"
+#include "common/name_patterns.h"
 #include "store/history_table.h"
 #include "store/records_json.h"
 #include "store/store.h"
@@ -15,7 +16,8 @@ namespace mgk::cli {
 namespace {
 
 struct HistoryArgs {
-  std::string problem, model, status, since, until, kinds;
+  std::vector<std::string> problems;  // names and globs (common/name_patterns.h)
+  std::string problems_file, model, status, since, until, kinds;
   int64_t run = 0;
   int limit = 20;
   bool json = false;
@@ -23,7 +25,7 @@ struct HistoryArgs {
 
 void run_history(const HistoryArgs& a, const Globals& g) {
   store::HistoryFilter f;
-  if (!a.problem.empty()) f.problem = a.problem;
+  if (const NamePatterns p = NamePatterns::parse(a.problems, a.problems_file); !p.all()) f.problem = p.text();
   if (!a.model.empty()) f.model = a.model;
   if (!a.status.empty()) f.status = store::status_from_string(a.status);
   if (!a.since.empty()) f.since = store::timestamp_bound(a.since, false);
@@ -52,7 +54,9 @@ void add_history_command(CLI::App& root, Globals& g) {
       "history", "List past attempts (generate, bench) and runs (eval, tune), newest first");
   c->add_option("--kind", a->kinds,
                 "Only these kinds of run, comma-separated: generate, bench, eval, tune (default: all)");
-  c->add_option("--problem", a->problem, "Only these problems (a glob: 'tp/*')");
+  c->add_option("--problem,--problems", a->problems,
+                "Only these problems: names and globs, comma-separated, repeatable ('tp/*,collectives/all_reduce')");
+  c->add_option("--problems-file", a->problems_file, "Only these problems too, one name or glob per line ('#' comments)");
   c->add_option("--model", a->model, "Only these models (a glob: 'anthropic:*')");
   c->add_option("--status", a->status,
                 "Only what is in this state: running, done, interrupted, failed");

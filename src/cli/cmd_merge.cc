@@ -1,7 +1,9 @@
 // mgk merge SHARD.db... --into DB: gather the stores written by the tasks of a job array.
+#include <filesystem>
 #include <iostream>
 
 #include "cli/commands.h"
+#include "common/error.h"
 #include "store/store.h"
 
 namespace mgk::cli {
@@ -17,7 +19,7 @@ std::string count(int n, const char* noun) {
   return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
 }
 
-void run_merge(const MergeArgs& a) {
+void merge_into(const MergeArgs& a) {
   store::Store target = store::Store::open(a.into);
   for (const auto& shard : a.shards) {
     store::MergeReport r = target.merge_from(shard);
@@ -34,6 +36,24 @@ void run_merge(const MergeArgs& a) {
                         : std::string())
                 << ")";
     std::cout << "\n";
+  }
+}
+
+// Every shard must be there before anything is written; a merge that fails leaves no
+// --into it created (an empty store would pass for a merged one).
+void run_merge(const MergeArgs& a) {
+  for (const auto& shard : a.shards)
+    if (!std::filesystem::is_regular_file(shard))
+      throw NotFoundError("no store file " + shard + " to merge (a Slurm run's shards are its task-K.db files)");
+  const bool existed = std::filesystem::exists(a.into);
+  try {
+    merge_into(a);
+  } catch (const Error&) {
+    if (!existed) {
+      std::error_code ec;
+      for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(a.into + suffix, ec);
+    }
+    throw;
   }
 }
 

@@ -34,9 +34,9 @@ struct RunData {
   std::vector<AttemptData> attempts;  // by problem, then sample
 };
 
-// Throws UsageError for an unknown run id.
+// Throws NotFoundError for an unknown run id.
 RunData load_run(store::Store& store, int64_t run_id);
-// Throws UsageError for an unknown attempt id.
+// Throws NotFoundError for an unknown attempt id.
 AttemptData load_attempt(store::Store& store, int64_t attempt_id);
 
 }  // namespace mgk::report

@@ -170,13 +170,22 @@ TEST_F(BenchCli, ARerunOfAFinishedRunSpendsNothingAndResumeKeepsTheAttemptsArgum
             std::string::npos)
       << again.output;
   EXPECT_EQ(server_.request_count(), requests);
+  const std::optional<std::string> ended = store::Store::open_read_only(db("a")).run(1)->ended_at;
+  ASSERT_TRUE(ended);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // a rewritten end would differ
+  test::CliResult resumed = test::run_mgk({"bench", "--resume", "1"}, env());
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("run 1 is complete, nothing to resume: 'mgk report 1' shows it"), std::string::npos)
+      << resumed.output;
+  EXPECT_EQ(store::Store::open_read_only(db("a")).run(1)->ended_at, ended) << "a complete run is left as it is";
+  EXPECT_EQ(server_.request_count(), requests);
 
   test::CliResult other = test::run_mgk({"bench", "--resume", "1", "--samples", "3"}, env());
   EXPECT_EQ(other.exit_code, 64) << other.output;
   EXPECT_NE(other.output.find("run 1 has --samples 1; leave --samples out to resume it"), std::string::npos)
       << other.output;
   test::CliResult none = test::run_mgk({"bench", "--resume", "7"}, env());
-  EXPECT_EQ(none.exit_code, 64) << none.output;
+  EXPECT_EQ(none.exit_code, 5) << "not found, as the README's table says: " << none.output;
   EXPECT_NE(none.output.find("no bench run 7"), std::string::npos) << none.output;
   test::CliResult fresh = test::run_mgk({"bench", "--problems", "collectives/*"}, env());
   EXPECT_EQ(fresh.exit_code, 64) << fresh.output;
