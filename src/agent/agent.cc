@@ -41,6 +41,18 @@ bool is_submission(const std::string& command, const std::string& output) {
   return trimmed(output.substr(0, output.find('\n'))) == kSubmitSentinel ||
          trimmed(command) == std::string("echo ") + kSubmitSentinel;
 }
+// The most the next call can cost: every output token it may write (max tokens) at the
+// output price, and the conversation it sends (estimated as characters / 4, as --dry-run
+// does) at the uncached input price. 0 for a model with no price (no limit applies).
+double next_call_worst_usd(const llm::Provider& provider, const std::string& system,
+                           const std::vector<llm::Message>& history, int max_tokens) {
+  const auto price = provider.price();
+  if (!price) return 0;
+  size_t chars = system.size();
+  for (const llm::Message& m : history) chars += m.content.size();
+  return (double(chars) / 4 * price->price.input + double(max_tokens) * price->price.output) / 1e6;
+}
+
 }  // namespace
 
 struct Agent::StepResult {
@@ -205,7 +217,10 @@ std::optional<ExitReason> Agent::limit_reached() const {
   if (deps_.stop && deps_.stop->load()) return ExitReason::kInterrupted;
   if (format_errors_in_a_row_ >= l.max_format_errors) return ExitReason::kFormatErrors;
   if (turns_ >= l.turns) return ExitReason::kTurnsExhausted;
-  if (l.max_cost_usd > 0 && cost_ >= l.max_cost_usd) return ExitReason::kCostLimit;
+  // Stopped before a call that could take the attempt past its limit, not after one did.
+  if (l.max_cost_usd > 0 &&
+      cost_ + next_call_worst_usd(*deps_.provider, system_, history_, setup_.sampling.max_tokens) > l.max_cost_usd)
+    return ExitReason::kCostLimit;
   if (l.max_seconds > 0 && now_s() - started_ >= l.max_seconds) return ExitReason::kTimeLimit;
   return std::nullopt;
 }

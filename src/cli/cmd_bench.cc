@@ -177,7 +177,7 @@ Choice choose_run(const BenchArgs& a, const CLI::App& c, store::Store& store, co
   if (a.samples < 1) throw UsageError("--samples must be at least 1");
   if (a.turns < 0 || (c.count("--turns") && a.turns < 1)) throw UsageError("--turns must be at least 1");
   if (a.jobs < 1) throw UsageError("--jobs must be at least 1");
-  fresh.problem_list = bench::expand_problems(a.problems);
+  fresh.problem_list = bench::expand_problems(fresh.problems);
   if (a.new_run) return {fresh, 0, 0};
   for (const store::RunRecord& r : store.runs_of_kind("bench")) {
     const bool on_slurm = SlurmRun::is_slurm(r);

@@ -1,5 +1,6 @@
 // mgk history: what the store holds, newest first, one line each: the attempts of agent
 // runs (generate, bench) and the runs that have none (eval, tune).
+#include <algorithm>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -8,6 +9,7 @@
 #include "common/name_patterns.h"
 #include "store/history_table.h"
 #include "store/records_json.h"
+#include "store/runs_table.h"
 #include "store/store.h"
 #include "store/timestamp.h"
 
@@ -20,8 +22,35 @@ struct HistoryArgs {
   std::string problems_file, model, status, since, until, kinds;
   int64_t run = 0;
   int limit = 20;
-  bool json = false;
+  bool json = false, runs = false;
 };
+
+// --runs: every run, one line each (store/runs_table.h), filtered as the attempts are.
+void list_runs(const HistoryArgs& a, const store::HistoryFilter& f, store::Store& s) {
+  std::vector<store::RunRecord> runs;
+  const std::vector<std::string> kinds = f.kinds.empty() ? std::vector<std::string>{"generate", "bench", "eval", "tune"} : f.kinds;
+  for (const std::string& kind : kinds) {
+    store::check_run_kind(kind);
+    for (store::RunRecord& r : s.runs_of_kind(kind)) {
+      if (f.model && !glob_match(*f.model, r.model)) continue;
+      if (f.status && r.status != *f.status) continue;
+      if ((f.since && r.created_at < *f.since) || (f.until && r.created_at > *f.until)) continue;
+      if (f.run_id && r.id != *f.run_id) continue;
+      runs.push_back(std::move(r));
+    }
+  }
+  std::sort(runs.begin(), runs.end(), [](const auto& x, const auto& y) {
+    return x.created_at != y.created_at ? x.created_at > y.created_at : x.id > y.id;
+  });
+  if (a.limit > 0 && int(runs.size()) > a.limit) runs.resize(size_t(a.limit));
+  if (a.json) {
+    std::cout << nlohmann::json(runs).dump(2) << "\n";
+    return;
+  }
+  std::cout << store::render_runs_table(runs);
+  if (!runs.empty())
+    std::cout << "'mgk report RUN' for a bench run, 'mgk show --run RUN' for any run\n";
+}
 
 void run_history(const HistoryArgs& a, const Globals& g) {
   store::HistoryFilter f;
@@ -35,6 +64,11 @@ void run_history(const HistoryArgs& a, const Globals& g) {
   f.limit = a.limit;
 
   store::Store s = open_store_to_read(g);
+  if (a.runs) {
+    if (f.problem) throw UsageError("--runs lists whole runs; --problem picks attempts (leave one out)");
+    list_runs(a, f, s);
+    return;
+  }
   auto entries = store::merge_history(s.history(f), s.runs_without_attempts(f), a.limit);
   if (a.json) {
     std::cout << nlohmann::json(entries).dump(2) << "\n";
@@ -66,6 +100,8 @@ void add_history_command(CLI::App& root, Globals& g) {
   c->add_option("--limit", a->limit, "At most N lines; 0 for all")
       ->capture_default_str()
       ->check(at_least(0));
+  c->add_flag("--runs", a->runs,
+              "One line per run instead: id, kind, model, problems x samples, status, pass@1, cost");
   c->add_flag("--json", a->json,
               "Print a JSON array: attempts and runs as 'mgk show --json' has them, with \"row\": "
               "\"attempt\" or \"run\"");
