@@ -9,12 +9,14 @@
 #include "common/interrupt.h"
 #include "common/log.h"
 
+const char* mgk_git_commit();  // generated at build time (cmake/git_commit.cmake)
+
 namespace mgk::cli {
 
 int run(int argc, char** argv) {
   CLI::App app{"mgk: get fast multi-GPU CUDA kernels written, checked and tuned.\n"
                "Run 'mgk doctor' first on a new machine; 'mgk COMMAND --help' for details."};
-  app.set_version_flag("--version", std::string("mgk ") + MGK_VERSION);
+  app.set_version_flag("--version", std::string("mgk ") + MGK_VERSION + " (commit " + mgk_git_commit() + ")");
   app.require_subcommand(1);
   app.fallthrough();
   Globals globals;

@@ -101,7 +101,7 @@ TEST_F(GenerateCli, ACompileOnlySessionRunsWithoutAGpuAndTellsTheModelNothingRan
   test::CliResult r = test::run_mgk({"generate", "--problem", "collectives/all_reduce", "--model", "openai:gpt-test",
                                      "--turns", "2", "--compile-only"},
                                     env());
-  EXPECT_EQ(r.exit_code, 4) << r.output;  // the turn limit ended it with nothing correct (never run)
+  EXPECT_EQ(r.exit_code, 0) << r.output;  // kernels compiled: all --compile-only finds, as eval --compile-only
   EXPECT_NE(r.output.find("turn 1/2  kernel  compiled"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("best kernel: none correct"), std::string::npos) << r.output;
   auto requests = server_.requests();

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <regex>
 
 #include "common/env.h"
 #include "common/file.h"
@@ -187,6 +188,16 @@ TEST_F(Commands, CalibrateShowReadsTheStoreWithoutAGpu) {
   CliResult none = run_mgk({"calibrate", "--show"}, empty_env);
   EXPECT_EQ(none.exit_code, 5) << none.output;  // nothing to show, not a bad command line
   EXPECT_NE(none.output.find("no calibration stored in"), std::string::npos) << none.output;
+}
+
+// --version names the commit the binary was built from (a checkout with uncommitted changes
+// is "-dirty"), so a result can be traced to its source; the tests build from a checkout.
+TEST_F(Commands, VersionNamesTheGitCommit) {
+  CliResult r = run_mgk({"--version"}, env());
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(^mgk \S+ \(commit ([0-9a-f]{12})(-dirty)?\)\n$)")))
+      << r.output;
 }
 
 }  // namespace
