@@ -122,8 +122,27 @@ TEST_F(Commands, ProblemsShowSpeaksJson) {
   EXPECT_EQ(j["name"], "collectives/all_reduce");
   EXPECT_EQ(j["world"], 4);
   ASSERT_FALSE(j["sizes"].empty());
-  EXPECT_EQ(j["sizes"][0]["ranks"].size(), 3u);  // the first, the second and the last rank
+  ASSERT_EQ(j["sizes"][0]["ranks"].size(), 4u);  // every rank
+  for (int rank = 0; rank < 4; ++rank) EXPECT_EQ(j["sizes"][0]["ranks"][rank]["rank"], rank);
   EXPECT_FALSE(j["sizes"][0]["ranks"][0]["inputs"].empty());
+}
+
+// At W = 8 every rank is listed, in the text too; a problem that starts at 4 ranks is shown
+// at 4 unless asked otherwise, and a world outside its range is refused.
+TEST_F(Commands, ProblemsShowListsEveryRankAtTheProblemsSmallestWorldByDefault) {
+  CliResult eight = run_mgk({"problems", "show", "collectives/all_reduce", "--world", "8"}, env());
+  ASSERT_EQ(eight.exit_code, 0) << eight.output;
+  for (int rank = 0; rank < 8; ++rank)
+    EXPECT_NE(eight.output.find("  rank " + std::to_string(rank) + ":"), std::string::npos) << rank << eight.output;
+  CliResult narrow = run_mgk({"problems", "show", "moe/moe_ep_narrow", "--json"}, env());
+  ASSERT_EQ(narrow.exit_code, 0) << narrow.output;
+  EXPECT_EQ(narrow.json()["world"], 4);
+  EXPECT_EQ(narrow.json()["sizes"][0]["ranks"].size(), 4u);
+  CliResult text = run_mgk({"problems", "show", "moe/moe_ep_narrow"}, env());
+  EXPECT_NE(text.output.find("at W=4:"), std::string::npos) << text.output;
+  CliResult two = run_mgk({"problems", "show", "moe/moe_ep_narrow", "--world", "2"}, env());
+  EXPECT_EQ(two.exit_code, 64) << two.output;
+  EXPECT_NE(two.output.find("moe/moe_ep_narrow runs at 4..72 ranks, not --world 2"), std::string::npos) << two.output;
 }
 
 TEST_F(Commands, ProblemsShowSaysWhatTheDimsMustMeet) {
