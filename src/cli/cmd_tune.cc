@@ -2,6 +2,7 @@
 // evaluator as the objective (no model involved), resuming from the trials in the store,
 // and write the fastest correct configuration as a ready-to-evaluate kernel file.
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -71,6 +72,64 @@ tune::KernelTuneRequest request_from(const TuneArgs& a) {
 }
 
 void print_summary(const tune::KernelTuneResult& result, const TuneArgs& a) {
+  const tune::TuneReport& r = result.report;
+  std::vector<tune::Trial> trials;
+  for (const auto& t : r.trials) trials.push_back(t.trial);
+  if (!trials.empty()) std::cout << tune::format_trials_table(trials, kTableRows) << "\n";
+  std::printf("%s search: %zu trials (%zu measured, %zu from the store, %zu failed) in %.0f s\n",
+              r.strategy.c_str(), r.trials.size(), r.measured, r.from_cache, r.failed, r.seconds);
+  std::cout << "stopped: " << r.message << "\n";
+  if (!r.best) {
+    std::cout << "no configuration was correct at size " << result.context.size << "\n";
+    return;
+  }
+  const bool several = tune::tuning_sizes(result.context.size).size() > 1;
+  std::printf("best: %s: %.2f us %s %s, world size %d\n",
+              result.space.describe(r.best->config).c_str(), r.best->trial.time_us,
+              several ? "(geometric mean) over sizes" : "at size", result.context.size.c_str(),
+              result.context.world_size);
+  std::cout << "wrote " << result.best_kernel->string() << "; check it with: mgk eval "
+            << a.problem << " " << result.best_kernel->string() << "\n";
+}
+
+ExitCode run_tune(const TuneArgs& a, const Globals& g) {
+  if (a.show) return show_cached(a, g);
+  tune::KernelTuneRequest request = request_from(a);
+  // Usage errors before a run is recorded: unreadable kernel, bad or no markers, no problem.
+  if (tune::identify_kernel(a.kernel).space.empty())
+    throw UsageError(a.kernel + " declares no tunable parameters; add markers such as "
+                     "'// mgk:tune BLOCKS 8 16 32' (see src/tune/README.md)");
+  tune::check_strategy_name(a.strategy);
+  if (request.size.empty()) request.size = tune::default_tuning_size(a.problem);
+  install_interrupt_handler();
+  store::Store store = open_store(g);
+  tune::StoreTrialCache cache(store);
+  std::size_t index = 0;
+  // The run begins with the first trial: a tuning refused before it (no GPU, a bad size)
+  // leaves no failed run behind.
+  int64_t run_id = 0;
+  auto begin = [&] {
+    if (run_id == 0)
+      run_id = store.begin_run(
+          {"tune", "", {{"problem", a.problem}, {"kernel", std::filesystem::absolute(a.kernel).lexically_normal().string()},
+                        {"strategy", a.strategy}, {"max_evals", a.max_evals}, {"max_time", a.max_time}, {"seed", a.seed},
+                        {"size", a.size}, {"world", request.eval.world_size}}});
+  };
+  request.on_trial = [&](const tune::Trial& t, const tune::Config&) {
+    begin();
+    if (!a.json) log::info(tune::progress_line(t, ++index, request.max_evals));  // with --json, in the document
+  };
+  tune::KernelTuneResult result;
+  try {
+    result = tune::tune_kernel(request, cache);
+  } catch (const Interrupted& e) {
+    if (run_id) store.finish_run(run_id, store::Status::kInterrupted, {{"error", e.what()}});
+    throw;
+  } catch (const Error& e) {
+    if (run_id) store.finish_run(run_id, store::Status::kFailed, {{"error", e.what()}});
+    throw;
+  }
+  begin();  // no trial ran (every one cached, or none to run): the run still says what was asked
   const tune::TuneReport& r = result.report;
   std::vector<tune::Trial> trials;
   for (const auto& t : r.trials) trials.push_back(t.trial);

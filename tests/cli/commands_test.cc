@@ -219,5 +219,26 @@ TEST_F(Commands, VersionNamesTheGitCommit) {
       << r.output;
 }
 
+// An eval run's stored args say what was evaluated, so it can be run again from anywhere:
+// the kernel's absolute path, the sizes, the dtype and --compile-only.
+TEST_F(Commands, AnEvalRunStoresTheKernelsAbsolutePathAndTheOptionsThatShapeIt) {
+  const auto copy = dir_.path() / "kernel.cu";
+  std::filesystem::copy_file(kernel(), copy);
+  auto e = env();
+  e["MGK_DB"] = (dir_.path() / "eval.db").string();
+  const std::string relative = std::filesystem::relative(copy).string();  // mgk runs in this directory
+  ASSERT_NE(relative.front(), '/');
+  CliResult r = run_mgk({"eval", "collectives/all_reduce", relative, "--compile-only", "--size", "small,odd",
+                         "--dtype", "f32"},
+                        e);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  store::Store s = store::Store::open_read_only(dir_.path() / "eval.db");
+  const nlohmann::json args = s.runs_of_kind("eval").at(0).args;
+  EXPECT_EQ(args["kernel"], std::filesystem::absolute(copy).lexically_normal().string());
+  EXPECT_EQ(args["size"], (std::vector<std::string>{"small", "odd"}));
+  EXPECT_EQ(args["dtype"], "f32");
+  EXPECT_EQ(args["compile_only"], true);
+}
+
 }  // namespace
 }  // namespace mgk::cli
