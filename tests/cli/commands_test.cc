@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <regex>
+#include <set>
 
 #include "common/env.h"
 #include "common/file.h"
@@ -112,6 +113,18 @@ TEST_F(Commands, DoctorSpeaksJsonAndNamesTheDefaultStore) {
   EXPECT_EQ(j["failures"], failures);
   EXPECT_TRUE(store_named) << r.output;
   EXPECT_EQ(r.exit_code, failures ? 3 : 0);
+  // Every check has a stable name, each once: scripts find a check by it, not by its text.
+  std::set<std::string> names;
+  const std::regex stable(R"(nvcc|harness|suite|gpus|gpu\.\d+|cuda|peer\.\d+-\d+|gpu_count|nvls|cuda_visible_devices|store|)"
+                          R"(calibration|sandbox|api_key\.[a-z]+|config)");
+  for (const auto& c : j["checks"]) {
+    ASSERT_TRUE(c.contains("name")) << c.dump();
+    const std::string name = c["name"];
+    EXPECT_TRUE(std::regex_match(name, stable)) << name;
+    EXPECT_TRUE(names.insert(name).second) << name << " twice";
+  }
+  for (const char* always : {"nvcc", "harness", "suite", "nvls", "store", "sandbox", "api_key.openai"})
+    EXPECT_TRUE(names.count(always)) << always << "\n" << r.output;
 }
 
 TEST_F(Commands, ProblemsShowSpeaksJson) {
