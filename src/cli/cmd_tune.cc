@@ -131,57 +131,6 @@ ExitCode run_tune(const TuneArgs& a, const Globals& g) {
   }
   begin();  // no trial ran (every one cached, or none to run): the run still says what was asked
   const tune::TuneReport& r = result.report;
-  std::vector<tune::Trial> trials;
-  for (const auto& t : r.trials) trials.push_back(t.trial);
-  if (!trials.empty()) std::cout << tune::format_trials_table(trials, kTableRows) << "\n";
-  std::printf("%s search: %zu trials (%zu measured, %zu from the store, %zu failed) in %.0f s\n",
-              r.strategy.c_str(), r.trials.size(), r.measured, r.from_cache, r.failed, r.seconds);
-  std::cout << "stopped: " << r.message << "\n";
-  if (!r.best) {
-    std::cout << "no configuration was correct at size " << result.context.size << "\n";
-    return;
-  }
-  const bool several = tune::tuning_sizes(result.context.size).size() > 1;
-  std::printf("best: %s: %.2f us %s %s, world size %d\n",
-              result.space.describe(r.best->config).c_str(), r.best->trial.time_us,
-              several ? "(geometric mean) over sizes" : "at size", result.context.size.c_str(),
-              result.context.world_size);
-  std::cout << "wrote " << result.best_kernel->string() << "; check it with: mgk eval "
-            << a.problem << " " << result.best_kernel->string() << "\n";
-}
-
-ExitCode run_tune(const TuneArgs& a, const Globals& g) {
-  if (a.show) return show_cached(a, g);
-  tune::KernelTuneRequest request = request_from(a);
-  // Usage errors before a run is recorded: unreadable kernel, bad or no markers, no problem.
-  if (tune::identify_kernel(a.kernel).space.empty())
-    throw UsageError(a.kernel + " declares no tunable parameters; add markers such as "
-                     "'// mgk:tune BLOCKS 8 16 32' (see src/tune/README.md)");
-  tune::check_strategy_name(a.strategy);
-  if (request.size.empty()) request.size = tune::default_tuning_size(a.problem);
-  install_interrupt_handler();
-  store::Store store = open_store(g);
-  tune::StoreTrialCache cache(store);
-  std::size_t index = 0;
-  if (!a.json)  // with --json, the trials are in the document
-    request.on_trial = [&](const tune::Trial& t, const tune::Config&) {
-      log::info(tune::progress_line(t, ++index, request.max_evals));
-    };
-  const int64_t run_id = store.begin_run(
-      {"tune", "", {{"problem", a.problem}, {"kernel", a.kernel}, {"strategy", a.strategy},
-                    {"max_evals", a.max_evals}, {"max_time", a.max_time}, {"seed", a.seed},
-                    {"size", a.size}, {"world", request.eval.world_size}}});
-  tune::KernelTuneResult result;
-  try {
-    result = tune::tune_kernel(request, cache);
-  } catch (const Interrupted& e) {
-    store.finish_run(run_id, store::Status::kInterrupted, {{"error", e.what()}});
-    throw;
-  } catch (const Error& e) {
-    store.finish_run(run_id, store::Status::kFailed, {{"error", e.what()}});
-    throw;
-  }
-  const tune::TuneReport& r = result.report;
   nlohmann::json summary = r.to_json();
   summary.erase("trials");  // every trial is in tuning_trials already
   summary["kernel_hash"] = result.context.kernel_hash;
