@@ -69,7 +69,7 @@ TEST_F(BenchRunsCli, HistoryRunsListsEveryRunAndShowRunOfABenchRunIsATableOfItsA
   bench_three();
   test::CliResult runs = test::run_mgk({"history", "--runs"}, env());
   ASSERT_EQ(runs.exit_code, 0) << runs.output;
-  for (const char* part : {"RUN  WHEN (UTC)", "KIND   MODEL", "PROBLEMS  STATUS  PASS@1", "bench  openai:gpt-test",
+  for (const char* part : {"RUN  WHEN (UTC)", "KIND   MODEL", "PROBLEMS", "STATUS", "PASS@1", "bench  openai:gpt-test",
                            "3 x 1", "done", "not run", "'mgk report RUN' for a bench run"})
     EXPECT_NE(runs.output.find(part), std::string::npos) << part << "\n" << runs.output;
   test::CliResult json = test::run_mgk({"history", "--runs", "--json"}, env());
