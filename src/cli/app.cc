@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/parse_errors.h"
 #include "common/error.h"
 #include "common/interrupt.h"
 #include "common/log.h"
@@ -29,8 +30,9 @@ int run(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() != 0) {
-      log::error(std::string(e.what()) + suggestion_for(argc, argv));
-      std::cerr << "Run 'mgk --help' or 'mgk COMMAND --help'.\n";
+      std::string command;  // the subcommand being parsed, if one was named
+      for (CLI::App* sub : app.get_subcommands()) command = sub->get_name();
+      log::error(reword_parse_error(e.what(), command) + suggestion_for(argc, argv));
       return int(ExitCode::kUsage);
     }
     return app.exit(e);  // --help, --version
