@@ -21,7 +21,7 @@ namespace {
 // The README's table: the first word(s) of each meaning ("not found", "bad usage") -> code.
 std::map<std::string, int> readme_exit_codes() {
   const std::string readme = read_file(test::source_dir() / "README.md");
-  const size_t at = readme.find("Exit codes, the same for every command:");
+  const size_t at = readme.find("Exit codes, the same for every command");
   EXPECT_NE(at, std::string::npos) << "the README has no exit-code table";
   std::map<std::string, int> codes;
   std::istringstream in(readme.substr(at));
