@@ -78,9 +78,10 @@ std::string number(double v) {
 }
 
 // The flags a resume may change (BenchSpec's limits and execution): each typed one that
-// differs from the run's is taken, and one line says which ("--attempt-max-cost 3 -> 0").
-void take_changed_limits(const CLI::App& c, int64_t run_id, const bench::BenchSpec& fresh,
-                         bench::BenchSpec& s) {
+// differs from the run's is taken; returns the line that says which, for once the resume
+// passed its checks ("run 3 continues with --max-tokens 16384 -> 4096 ...").
+std::string take_changed_limits(const CLI::App& c, int64_t run_id, const bench::BenchSpec& fresh,
+                                bench::BenchSpec& s) {
   std::string changed;
   auto take = [&](const char* flag, auto& field, const auto& value, const std::string& was, const std::string& now) {
     if (!c.count(flag) || field == value) return;
@@ -95,9 +96,9 @@ void take_changed_limits(const CLI::App& c, int64_t run_id, const bench::BenchSp
        number(fresh.command_timeout_s));
   take("--jobs", s.jobs, fresh.jobs, std::to_string(s.jobs), std::to_string(fresh.jobs));
   take("--gpus", s.gpus, fresh.gpus, bench::gpu_list(s.gpus), bench::gpu_list(fresh.gpus));
-  if (!changed.empty())
-    log::info("run " + std::to_string(run_id) + " continues with " + changed +
-              " (for the calls still to come; what finished keeps what it ran under)");
+  if (changed.empty()) return "";
+  return "run " + std::to_string(run_id) + " continues with " + changed +
+         " (for the calls still to come; what finished keeps what it ran under)";
 }
 
 bench::BenchSpec spec_from_flags(const BenchArgs& a, const std::string& prompt_version) {
@@ -137,6 +138,7 @@ struct Choice {
   bench::BenchSpec spec;
   int64_t run_id = 0;         // 0: a new run
   int64_t complete_run = 0;   // a finished run with the same arguments: nothing to do
+  std::string changed;        // the limits a resume changed, said once its checks pass
 };
 
 // --resume RUN, else the unfinished run with the same arguments (offered on a terminal,
@@ -170,8 +172,8 @@ Choice choose_run(const BenchArgs& a, const CLI::App& c, store::Store& store, co
                               a.retry_failed)
             .to_run.empty())
       return {s, 0, run->id};  // complete: left as it is (its end time too)
-    take_changed_limits(c, run->id, fresh, s);
-    return {s, run->id, 0};
+    const std::string changed = take_changed_limits(c, run->id, fresh, s);
+    return {s, run->id, 0, changed};
   }
   if (a.model.empty()) throw UsageError("give --model (and --problems, --samples), or --resume RUN");
   if (a.samples < 1) throw UsageError("--samples must be at least 1");
@@ -207,8 +209,8 @@ Choice choose_run(const BenchArgs& a, const CLI::App& c, store::Store& store, co
     } else {
       log::info(what + ": continuing it (--new starts another run)");
     }
-    take_changed_limits(c, r.id, fresh, s);
-    return {s, r.id, 0};
+    const std::string changed = take_changed_limits(c, r.id, fresh, s);
+    return {s, r.id, 0, changed};
   }
   return {fresh, 0, 0};
 }
@@ -556,7 +558,10 @@ ExitCode run_bench(const BenchArgs& a, const CLI::App& c, const Globals& g) {
               << "\n";
     return ExitCode::kOk;
   }
-  if (spec.executor == "slurm") return run_on_slurm(a, c, store, choice, g, prompts);
+  if (spec.executor == "slurm") {
+    if (!choice.changed.empty()) log::info(choice.changed);
+    return run_on_slurm(a, c, store, choice, g, prompts);
+  }
   for (const std::string& flag : kSlurmFlags)
     if (c.count(flag)) throw UsageError(flag + " is for --executor slurm");
   if (a.dry_run) {
@@ -564,6 +569,7 @@ ExitCode run_bench(const BenchArgs& a, const CLI::App& c, const Globals& g) {
     return ExitCode::kOk;
   }
   Here here = set_up_here(spec, g, prompts);
+  if (!choice.changed.empty()) log::info(choice.changed);
   int64_t run_id = choice.run_id;
   if (run_id == 0) run_id = store.begin_run({"bench", spec.model, spec.to_json()});
   else {

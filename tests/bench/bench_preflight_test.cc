@@ -111,6 +111,7 @@ TEST_F(BenchPreflight, TheNamedFlagRunsItAndAResumeMayChangeTheLimits) {
   test::CliResult priced = test::run_mgk({"bench", "--resume", "1", "--retry-failed", "--attempt-max-cost", "2"}, env());
   EXPECT_EQ(priced.exit_code, 64) << "a limit on the unpriced model, on resume too: " << priced.output;
   EXPECT_NE(priced.output.find("pass --attempt-max-cost 0"), std::string::npos) << priced.output;
+  EXPECT_EQ(priced.output.find("continues with"), std::string::npos) << "a refused resume changes nothing: " << priced.output;
 
   test::CliResult hotter = test::run_mgk({"bench", "--resume", "1", "--temperature", "0.7"}, env());
   EXPECT_EQ(hotter.exit_code, 64) << hotter.output;
