@@ -149,7 +149,7 @@ AttemptOutcome Agent::resume(int64_t attempt_id) {
   turns_ = int(turns.size());
   tokens_in_ = summary.tokens_in;
   tokens_out_ = summary.tokens_out;
-  cost_ = summary.cost_usd;
+  cost_ = summary.cost_usd.value_or(0);  // unknown: no price, so no limit counts it
   best_hash_ = summary.best_kernel_hash;
   best_speedup_ = summary.best_speedup;
   return run();
@@ -262,10 +262,10 @@ void Agent::step() {
   ++turns_;
   tokens_in_ += t.tokens_in;
   tokens_out_ += t.tokens_out;
-  cost_ += t.cost_usd;
+  cost_ += t.cost_usd.value_or(0);
   history_.push_back({"assistant", reply_as_sent(reply.text)});
   unsent_.clear();
-  const Paid paid{t.tokens_in, t.tokens_out, t.cost_usd};
+  const Paid paid{t.tokens_in, t.tokens_out, t.cost_usd.value_or(0)};
   if (cut) return answered(index, *cut, t.feedback, paid);
   act_on(index, reply.text, paid);
 }

@@ -301,7 +301,8 @@ void print_dry_run_of(const bench::BenchSpec& s, const Prepared& p, const eval::
 }
 
 // Finished attempts of the run: what the progress display starts from.
-bench::Progress::Counts counts_of(store::Store& store, const std::vector<int64_t>& finished, double spent) {
+bench::Progress::Counts counts_of(store::Store& store, const std::vector<int64_t>& finished,
+                                  const std::optional<double>& spent) {
   bench::Progress::Counts c;
   c.spent_usd = spent;
   for (int64_t id : finished) {
@@ -375,12 +376,15 @@ Ran run_here(const BenchArgs& a, store::Store& store, int64_t run_id, const benc
              const std::string& title, double max_cost) {
   const std::atomic<bool>& interrupt = interrupt_flag();
   const bench::WorkList work = bench::remaining_work(planned, store.attempts_of_run(run_id), a.retry_failed);
-  const double spent_before = store.run(run_id)->cost_usd;
+  // A model with no price has no known spend (and no budget: the pre-flight refuses one).
+  const bool priced = here.provider->price().has_value();
+  const std::optional<double> known_before = store.run(run_id)->cost_usd;
+  const double spent_before = known_before.value_or(0);
   const bench::Progress::Style style = a.json                     ? bench::Progress::Style::kJson
                                        : isatty(STDOUT_FILENO) ? bench::Progress::Style::kLive
                                                                : bench::Progress::Style::kLines;
   bench::Progress progress(std::cout, style, title, int(planned.size()), std::min(spec.jobs, int(work.to_run.size())),
-                           counts_of(store, work.finished, spent_before));
+                           counts_of(store, work.finished, priced ? known_before : std::nullopt));
 
   bench::LocalExecutor executor({spec.jobs, max_cost, spent_before, 5}, &interrupt);
   bench::AttemptRunner runner(run_id, std::move(here.p.sessions),
@@ -391,7 +395,10 @@ Ran run_here(const BenchArgs& a, store::Store& store, int64_t run_id, const benc
   const bench::StopReason stop = executor.run(work.to_run, [&](const bench::WorkItem& item, int worker) {
     bench::AttemptHooks hooks;
     hooks.status = [&progress, worker](const std::string& s) { progress.worker(worker, s); };
-    hooks.on_turn = [&](const agent::TurnReport& t) { progress.spent(executor.add_spend(t.cost_usd)); };
+    hooks.on_turn = [&](const agent::TurnReport& t) {
+      const double spent = executor.add_spend(t.cost_usd);
+      progress.spent(priced ? std::optional<double>(spent) : std::nullopt);
+    };
     const int64_t id = runner.run(item, hooks);
     const report::AttemptResult r = report::classify(report::load_attempt(store, id));
     if (r.outcome == report::Outcome::kUnfinished) {

@@ -19,7 +19,8 @@ struct TurnView {
   std::string action;  // kernel, shell, submit, format_error, truncated
   std::optional<std::string> kernel_hash;
   int64_t tokens_in = 0, tokens_out = 0;
-  double cost_usd = 0, latency_s = 0;
+  std::optional<double> cost_usd = 0.0;  // none: unknown
+  double latency_s = 0;
 };
 
 struct AttemptData {

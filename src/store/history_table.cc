@@ -8,7 +8,9 @@
 
 namespace mgk::store {
 
-std::string format_cost(double usd) {
+std::string format_cost(const std::optional<double>& cost) {
+  if (!cost) return "$?";
+  const double usd = *cost;
   if (usd == 0) return "$0";
   char buf[32];
   std::snprintf(buf, sizeof buf, usd < 0.01 ? "$%.4f" : "$%.2f", usd);

@@ -36,8 +36,9 @@ std::string render_history_table(const std::vector<AttemptSummary>& attempts);
 // (numbers right-aligned), two spaces between, no trailing spaces; each line ends "\n".
 std::string render_columns(const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right);
 
-// "$0.42", "$0.0031" (four decimals below a cent), "$0" for nothing.
-std::string format_cost(double usd);
+// "$0.42", "$0.0031" (four decimals below a cent), "$0" for nothing, "$?" for unknown (a
+// model with no price).
+std::string format_cost(const std::optional<double>& usd);
 
 // "1.84x" or "-".
 std::string format_speedup(const std::optional<double>& speedup);

@@ -266,7 +266,7 @@ TEST_F(BenchCli, TheBudgetStopsNewWorkCleanlyAndAResumeWithMoreFinishesTheRun) {
   EXPECT_EQ(attempts[0].status, store::Status::kDone);
   EXPECT_EQ(attempts[1].status, store::Status::kInterrupted) << "stopped before its second call, resumable";
   EXPECT_EQ(attempts[1].turns, 1);
-  EXPECT_NEAR(s.run(1)->cost_usd, 0.31 + 0.13, 1e-9);
+  EXPECT_NEAR(s.run(1)->cost_usd.value(), 0.31 + 0.13, 1e-9);
   EXPECT_EQ(s.run(1)->status, store::Status::kInterrupted);
 
   test::CliResult more = test::run_mgk({"bench", "--resume", "1", "--max-cost", "5"}, env());
@@ -275,7 +275,7 @@ TEST_F(BenchCli, TheBudgetStopsNewWorkCleanlyAndAResumeWithMoreFinishesTheRun) {
   ASSERT_EQ(attempts.size(), 3u);
   for (const auto& a : attempts) EXPECT_EQ(a.status, store::Status::kDone) << a.problem;
   EXPECT_EQ(attempts[1].turns, 2) << "continued where it stopped";
-  EXPECT_NEAR(s.run(1)->cost_usd, 3 * 0.31, 1e-9);
+  EXPECT_NEAR(s.run(1)->cost_usd.value(), 3 * 0.31, 1e-9);
 }
 
 // On the GPU machine (the lead's H200 run): the suite's collectives (the ones the script
