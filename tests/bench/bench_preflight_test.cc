@@ -129,6 +129,25 @@ TEST_F(BenchPreflight, TheNamedFlagRunsItAndAResumeMayChangeTheLimits) {
   EXPECT_EQ(s.run(1)->args["max_tokens"], 2048) << "the next resume starts from the limits taken";
   EXPECT_EQ(s.run(1)->args["attempt_max_cost_usd"], 0);
   for (const auto& at : s.attempts_of_run(1)) EXPECT_EQ(at.status, store::Status::kDone);
+
+  // Its cost is unknown, never $0: stored as NULL, "$?" on screen, null in JSON, empty with
+  // a note in CSV.
+  EXPECT_EQ(s.run(1)->cost_usd, std::nullopt);
+  for (const auto& at : s.attempts_of_run(1)) EXPECT_EQ(at.cost_usd, std::nullopt) << at.id;
+  EXPECT_NE(more.output.find(", $?)"), std::string::npos) << "the progress line: " << more.output;
+  EXPECT_EQ(more.output.find("$0.00"), std::string::npos) << more.output;
+  for (const std::vector<std::string>& view : {std::vector<std::string>{"history"},
+                                               std::vector<std::string>{"history", "--runs"},
+                                               std::vector<std::string>{"report", "1"}}) {
+    test::CliResult r = test::run_mgk(view, env());
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("$?"), std::string::npos) << view[0] << ": " << r.output;
+    EXPECT_EQ(r.output.find("$0"), std::string::npos) << view[0] << ": " << r.output;
+  }
+  test::CliResult json = test::run_mgk({"report", "1", "--format", "json"}, env());
+  EXPECT_TRUE(json.json()["runs"][0]["metrics"]["total"]["cost_usd"].is_null()) << json.output;
+  test::CliResult csv = test::run_mgk({"report", "1", "--format", "csv"}, env());
+  EXPECT_NE(csv.output.find(",suite,all,,total_cost_usd,,,,unknown: no price\n"), std::string::npos) << csv.output;
 }
 
 }  // namespace
