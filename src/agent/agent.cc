@@ -77,7 +77,8 @@ void check_cost_limits(const llm::Provider& provider, const std::vector<CostLimi
   if (given.empty()) return;
   const std::string name = provider.name();
   const std::filesystem::path config = llm::default_config_path();
-  throw UsageError("no price is known for " + name + ", so a cost limit (" + given + ") cannot be enforced: give its price in " +
+  throw UsageError("no price is known for " + name + ", so a cost limit (" + given +
+                   ") cannot be enforced: give its price in " +
                    (config.empty() ? std::string("the config file ($MGK_CONFIG)") : config.string()) +
                    " as \"prices\": {\"" + name + "\": {\"input\": USD_PER_MTOK, \"output\": " +
                    "USD_PER_MTOK}}, or pass " + lift + " for no cost limit");

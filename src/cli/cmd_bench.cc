@@ -29,9 +29,9 @@
 #include "cli/preflight.h"
 #include "cli/session_flags.h"
 #include "common/file.h"
-#include "common/name_patterns.h"
 #include "common/interrupt.h"
 #include "common/log.h"
+#include "common/name_patterns.h"
 #include "llm/config.h"
 #include "problems/catalog.h"
 #include "report/bench_report.h"
@@ -66,7 +66,8 @@ const std::vector<std::string> kSlurmFlags = {"--array-tasks", "--partition", "-
 
 // The flags that define the attempts, by their key in BenchSpec::identity().
 const std::map<std::string, std::string> kIdentityFlags = {
-    {"--model", "model"},       {"--problems", "problems"}, {"--problems-file", "problems"},         {"--samples", "samples"},
+    {"--model", "model"},       {"--problems", "problems"},         {"--problems-file", "problems"},
+    {"--samples", "samples"},
     {"--mode", "mode"},         {"--turns", "turns"},               {"--world", "world"},
     {"--compile-only", "compile_only"}, {"--temperature", "temperature"},
     {"--reasoning-effort", "reasoning_effort"}, {"--executor", "executor"}};
@@ -333,7 +334,8 @@ struct Here {
 // An unpriced model with a cost limit: refused before any run exists (a local vLLM or
 // Ollama model is exactly this case; --attempt-max-cost 0 runs it).
 void check_cost_limits(const llm::Provider& provider, const bench::BenchSpec& spec) {
-  agent::check_cost_limits(provider, {{"--attempt-max-cost", spec.attempt_max_cost_usd}, {"--max-cost", spec.max_cost_usd}});
+  agent::check_cost_limits(provider,
+                           {{"--attempt-max-cost", spec.attempt_max_cost_usd}, {"--max-cost", spec.max_cost_usd}});
 }
 
 Here set_up_here(const bench::BenchSpec& spec, const Globals& g, const agent::PromptLibrary& prompts) {
@@ -523,7 +525,8 @@ ExitCode run_on_slurm(const BenchArgs& a, const CLI::App& c, store::Store& store
               << script_for(slurm, bench::RunFolder::of(store.path(), "RUN-UUID"), 0, spec, key_env);
     return ExitCode::kOk;
   }
-  check_cost_limits(*llm::make_provider(spec.model, llm_config), spec);  // a missing key or price: before anything is submitted
+  // A missing key or price stops here, before anything is submitted.
+  check_cost_limits(*llm::make_provider(spec.model, llm_config), spec);
   nlohmann::json args = spec.to_json();
   args["slurm"] = slurm.to_json();
   submit_new_run(store, store.begin_run({"bench", spec.model, args}), key_env);

@@ -28,7 +28,8 @@ struct HistoryArgs {
 // --runs: every run, one line each (store/runs_table.h), filtered as the attempts are.
 void list_runs(const HistoryArgs& a, const store::HistoryFilter& f, store::Store& s) {
   std::vector<store::RunRecord> runs;
-  const std::vector<std::string> kinds = f.kinds.empty() ? std::vector<std::string>{"generate", "bench", "eval", "tune"} : f.kinds;
+  const std::vector<std::string> kinds =
+      f.kinds.empty() ? std::vector<std::string>{"generate", "bench", "eval", "tune"} : f.kinds;
   for (const std::string& kind : kinds) {
     store::check_run_kind(kind);
     for (store::RunRecord& r : s.runs_of_kind(kind)) {
@@ -90,7 +91,8 @@ void add_history_command(CLI::App& root, Globals& g) {
                 "Only these kinds of run, comma-separated: generate, bench, eval, tune (default: all)");
   c->add_option("--problem,--problems", a->problems,
                 "Only these problems: names and globs, comma-separated, repeatable ('tp/*,collectives/all_reduce')");
-  c->add_option("--problems-file", a->problems_file, "Only these problems too, one name or glob per line ('#' comments)");
+  c->add_option("--problems-file", a->problems_file,
+                "Only these problems too, one name or glob per line ('#' comments)");
   c->add_option("--model", a->model, "Only these models (a glob: 'anthropic:*')");
   c->add_option("--status", a->status,
                 "Only what is in this state: running, done, interrupted, failed");

@@ -37,7 +37,8 @@ std::string renumbered(const std::map<std::string, int64_t>& in_shard, const std
     if (auto it = here.find(uuid); it != here.end() && it->second != id) moved.emplace_back(id, it->second);
   std::sort(moved.begin(), moved.end());
   std::string out;
-  for (const auto& [from, to] : moved) out += (out.empty() ? "" : ", ") + std::to_string(from) + " -> " + std::to_string(to);
+  for (const auto& [from, to] : moved)
+    out += (out.empty() ? "" : ", ") + std::to_string(from) + " -> " + std::to_string(to);
   return out;
 }
 
@@ -64,7 +65,9 @@ void merge_into(const MergeArgs& a) {
                 << ")";
     std::cout << "\n";
     const std::string moved = renumbered(shard_ids, run_ids(target));
-    std::cout << "  run ids: " << (moved.empty() ? "kept (the same here as in " + shard + ")" : moved + " (" + shard + " -> " + a.into + ")") << "\n";
+    std::cout << "  run ids: "
+              << (moved.empty() ? "kept (the same here as in " + shard + ")" : moved + " (" + shard + " -> " + a.into + ")")
+              << "\n";
   }
 }
 
