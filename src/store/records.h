@@ -148,7 +148,7 @@ struct AttemptDetail {
 
 // Filters of `mgk history`; unset fields do not filter.
 struct HistoryFilter {
-  std::optional<std::string> problem;  // a glob: "tp/*"
+  std::optional<std::string> problem;  // names and globs, comma-separated (common/name_patterns.h)
   std::optional<std::string> model;    // a glob: "anthropic:*"
   std::optional<Status> status;
   std::optional<std::string> since, until;  // store timestamps, inclusive, on started_at
