@@ -42,6 +42,18 @@ bool is_submission(const std::string& command, const std::string& output) {
   return trimmed(output.substr(0, output.find('\n'))) == kSubmitSentinel ||
          trimmed(command) == std::string("echo ") + kSubmitSentinel;
 }
+// The most the next call can cost: every output token it may write (max tokens) at the
+// output price, and the conversation it sends (estimated as characters / 4, as --dry-run
+// does) at the uncached input price. 0 for a model with no price (no limit applies).
+double next_call_worst_usd(const llm::Provider& provider, const std::string& system,
+                           const std::vector<llm::Message>& history, int max_tokens) {
+  const auto price = provider.price();
+  if (!price) return 0;
+  size_t chars = system.size();
+  for (const llm::Message& m : history) chars += m.content.size();
+  return (double(chars) / 4 * price->price.input + double(max_tokens) * price->price.output) / 1e6;
+}
+
 }  // namespace
 
 struct Agent::StepResult {
@@ -53,17 +65,28 @@ struct Agent::StepResult {
   bool interrupted = false;  // Ctrl-C cut the judging short: nothing was learnt of the kernel
 };
 
-void check_cost_limit(const llm::Provider& provider, const Limits& limits) {
-  if (limits.max_cost_usd <= 0 || provider.price()) return;
-  char limit[32];
-  std::snprintf(limit, sizeof limit, "%g", limits.max_cost_usd);
+void check_cost_limits(const llm::Provider& provider, const std::vector<CostLimit>& limits) {
+  if (provider.price()) return;
+  std::string given, lift;
+  for (const CostLimit& l : limits) {
+    if (l.usd <= 0) continue;
+    char usd[32];
+    std::snprintf(usd, sizeof usd, "$%g", l.usd);
+    given += (given.empty() ? "" : ", ") + l.flag + " " + usd;
+    lift += (lift.empty() ? "" : " ") + l.flag + " 0";
+  }
+  if (given.empty()) return;
   const std::string name = provider.name();
   const std::filesystem::path config = llm::default_config_path();
-  throw UsageError("no price is known for " + name + ", so a cost limit ($" + limit +
+  throw UsageError("no price is known for " + name + ", so a cost limit (" + given +
                    ") cannot be enforced: give its price in " +
                    (config.empty() ? std::string("the config file ($MGK_CONFIG)") : config.string()) +
                    " as \"prices\": {\"" + name + "\": {\"input\": USD_PER_MTOK, \"output\": " +
-                   "USD_PER_MTOK}}, or pass --max-cost 0 for no cost limit");
+                   "USD_PER_MTOK}}, or pass " + lift + " for no cost limit");
+}
+
+void check_cost_limit(const llm::Provider& provider, const Limits& limits) {
+  check_cost_limits(provider, {{"--max-cost", limits.max_cost_usd}});
 }
 
 store::AttemptSummary resumable_attempt(store::Store& store, int64_t attempt_id, const ResumeExpectation& expect) {
@@ -130,7 +153,7 @@ AttemptOutcome Agent::resume(int64_t attempt_id) {
     if (t.kernel_hash) first_turn_of_.emplace(*t.kernel_hash, t.index);
   tokens_in_ = summary.tokens_in;
   tokens_out_ = summary.tokens_out;
-  cost_ = summary.cost_usd;
+  cost_ = summary.cost_usd.value_or(0);  // unknown: no price, so no limit counts it
   best_hash_ = summary.best_kernel_hash;
   best_speedup_ = summary.best_speedup;
   return run();
@@ -198,7 +221,10 @@ std::optional<ExitReason> Agent::limit_reached() const {
   if (deps_.stop && deps_.stop->load()) return ExitReason::kInterrupted;
   if (format_errors_in_a_row_ >= l.max_format_errors) return ExitReason::kFormatErrors;
   if (turns_ >= l.turns) return ExitReason::kTurnsExhausted;
-  if (l.max_cost_usd > 0 && cost_ >= l.max_cost_usd) return ExitReason::kCostLimit;
+  // Stopped before a call that could take the attempt past its limit, not after one did.
+  if (l.max_cost_usd > 0 &&
+      cost_ + next_call_worst_usd(*deps_.provider, system_, history_, setup_.sampling.max_tokens) > l.max_cost_usd)
+    return ExitReason::kCostLimit;
   if (l.max_seconds > 0 && now_s() - started_ >= l.max_seconds) return ExitReason::kTimeLimit;
   return std::nullopt;
 }
@@ -240,10 +266,10 @@ void Agent::step() {
   ++turns_;
   tokens_in_ += t.tokens_in;
   tokens_out_ += t.tokens_out;
-  cost_ += t.cost_usd;
+  cost_ += t.cost_usd.value_or(0);
   history_.push_back({"assistant", reply_as_sent(reply.text)});
   unsent_.clear();
-  const Paid paid{t.tokens_in, t.tokens_out, t.cost_usd};
+  const Paid paid{t.tokens_in, t.tokens_out, t.cost_usd.value_or(0)};
   if (cut) return answered(index, *cut, t.feedback, paid);
   act_on(index, reply.text, paid);
 }

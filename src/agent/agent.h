@@ -81,6 +81,13 @@ struct AttemptOutcome {
 // A cost limit needs a price: UsageError for a limit above 0 on a model whose price is
 // unknown, saying how to give one (the config file) or to lift the limit (0).
 void check_cost_limit(const llm::Provider& provider, const Limits& limits);
+// The same for limits named by their flags ({"--attempt-max-cost", 3}, {"--max-cost", 50}):
+// the line names each non-zero one and the flags that lift them ("pass --attempt-max-cost 0").
+struct CostLimit {
+  std::string flag;
+  double usd = 0;
+};
+void check_cost_limits(const llm::Provider& provider, const std::vector<CostLimit>& limits);
 
 // The stored attempt `attempt_id`, checked for a resume (the one place these checks are
 // made, for `mgk generate --resume` before anything is built and for Agent::resume):

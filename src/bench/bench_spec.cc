@@ -4,6 +4,7 @@
 #include <map>
 
 #include "common/error.h"
+#include "common/name_patterns.h"
 #include "problems/catalog.h"
 
 namespace mgk::bench {
@@ -16,9 +17,6 @@ nlohmann::json BenchSpec::identity() const {
                    {"turns", turns},
                    {"world", world},
                    {"compile_only", compile_only},
-                   {"attempt_max_cost_usd", attempt_max_cost_usd},
-                   {"max_tokens", max_tokens},
-                   {"command_timeout_s", command_timeout_s},
                    {"prompt_version", prompt_version},
                    {"executor", executor}};
   j["temperature"] = temperature ? nlohmann::json(*temperature) : nlohmann::json(nullptr);
@@ -29,6 +27,9 @@ nlohmann::json BenchSpec::identity() const {
 nlohmann::json BenchSpec::to_json() const {
   nlohmann::json j = identity();
   j["problem_list"] = problem_list;
+  j["attempt_max_cost_usd"] = attempt_max_cost_usd;
+  j["max_tokens"] = max_tokens;
+  j["command_timeout_s"] = command_timeout_s;
   j["jobs"] = jobs;
   j["gpus"] = gpus;
   j["max_cost_usd"] = max_cost_usd;
@@ -63,19 +64,25 @@ BenchSpec BenchSpec::from_json(const nlohmann::json& j, int64_t run_id) {
   return s;
 }
 
-std::vector<std::string> expand_problems(const std::string& glob) {
-  std::vector<std::string> names = problems::match(glob);
-  if (names.empty()) {
-    // The categories, not 50-odd names: globs are written per category ("tp/*").
-    std::map<std::string, int> per_category;
-    const auto all = problems::list_names();
-    for (const auto& n : all) ++per_category[n.substr(0, n.find('/'))];
-    std::string categories;
-    for (const auto& [c, k] : per_category) categories += (categories.empty() ? "" : ", ") + c + "/ (" + std::to_string(k) + ")";
-    throw UsageError("--problems '" + glob + "' matches no problem; the suite's " + std::to_string(all.size()) +
-                     " are in " + categories + " ('mgk problems' lists them)");
+std::vector<std::string> expand_problems(const std::string& text) {
+  std::vector<std::string> names;
+  for (const std::string& pattern : NamePatterns::parse({text}).patterns) {
+    const std::vector<std::string> hits = problems::match(pattern);
+    if (hits.empty()) {
+      // The categories, not 50-odd names: globs are written per category ("tp/*").
+      std::map<std::string, int> per_category;
+      const auto all = problems::list_names();
+      for (const auto& n : all) ++per_category[n.substr(0, n.find('/'))];
+      std::string categories;
+      for (const auto& [c, k] : per_category)
+        categories += (categories.empty() ? "" : ", ") + c + "/ (" + std::to_string(k) + ")";
+      throw UsageError("--problems '" + pattern + "' matches no problem; the suite's " + std::to_string(all.size()) +
+                       " are in " + categories + " ('mgk problems' lists them)");
+    }
+    names.insert(names.end(), hits.begin(), hits.end());
   }
   std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
   return names;
 }
 

@@ -18,22 +18,25 @@ namespace mgk::bench {
 struct BenchSpec {
   // ---- what the attempts are: two runs that agree on these are the same benchmark ----
   std::string model;                  // provider:model
-  std::string problems = "*";         // the glob the user gave
+  std::string problems = "*";         // the names and globs the user gave, comma-joined
   std::vector<std::string> problem_list;  // what it matched when the run began, sorted
   int samples = 1;                    // attempts per problem (the n of pass@k)
   std::string mode = "refine";        // refine | shell
   int turns = agent::kRefineTurns;    // per attempt (shell: steps)
   int world = 2;                      // ranks, clamped to each problem's range
   bool compile_only = false;          // the judge only compiles (no GPU needed)
-  double attempt_max_cost_usd = agent::Limits{}.max_cost_usd;  // per attempt; 0: none
-  int max_tokens = agent::Sampling{}.max_tokens;
   std::optional<double> temperature;
   std::optional<std::string> reasoning_effort;
-  double command_timeout_s = agent::kCommandTimeoutS;  // shell mode
   std::string prompt_version;         // prompts/VERSION when the run began
   // Where the attempts run: "local" (this process) or "slurm" (a job array). Part of the
   // identity so that a local run never continues a Slurm run's attempts, nor the reverse.
   std::string executor = "local";
+
+  // ---- the limits of the calls still to come: a resume may change them (the attempts
+  // stay the same benchmark; what finished keeps the limits it ran under) ----
+  double attempt_max_cost_usd = agent::Limits{}.max_cost_usd;  // per attempt; 0: none
+  int max_tokens = agent::Sampling{}.max_tokens;
+  double command_timeout_s = agent::kCommandTimeoutS;  // shell mode
 
   // ---- how this machine runs them: may change from one session of the run to the next ----
   int jobs = 4;              // attempts in flight at once (Slurm: in each array task)
@@ -47,8 +50,9 @@ struct BenchSpec {
   nlohmann::json identity() const;
 };
 
-// The problems a glob names, sorted; UsageError listing the suite when none match.
-std::vector<std::string> expand_problems(const std::string& glob);
+// The problems `text` names (common/name_patterns.h: names and globs, comma-separated),
+// sorted, each once; UsageError naming a pattern that matches none and listing the suite.
+std::vector<std::string> expand_problems(const std::string& text);
 
 // The rank count a problem runs at: the requested one, raised or lowered into the problem's
 // [min_world, max_world].

@@ -11,11 +11,14 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-std::string money(double usd) {
+std::string money(const std::optional<double>& usd) {
+  if (!usd) return "$?";
   char b[32];
-  std::snprintf(b, sizeof b, "$%.2f", usd);
+  std::snprintf(b, sizeof b, "$%.2f", *usd);
   return b;
 }
+
+nlohmann::json or_null(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 
 }  // namespace
 
@@ -85,7 +88,7 @@ void Progress::worker(int index, const std::string& status) {
 }
 
 void Progress::attempt_done(const AttemptKey& key, int64_t attempt_id, const std::string& outcome, bool correct,
-                            bool fast, bool compiled, double cost_usd) {
+                            bool fast, bool compiled, const std::optional<double>& cost_usd) {
   std::lock_guard lock(mu_);
   ++counts_.done;
   counts_.correct += correct;
@@ -96,9 +99,9 @@ void Progress::attempt_done(const AttemptKey& key, int64_t attempt_id, const std
   switch (style_) {
     case Style::kJson:
       out_ << nlohmann::json{{"event", "attempt"}, {"problem", key.problem}, {"sample", key.sample},
-                             {"attempt", attempt_id}, {"outcome", outcome}, {"cost_usd", cost_usd},
+                             {"attempt", attempt_id}, {"outcome", outcome}, {"cost_usd", or_null(cost_usd)},
                              {"done", counts_.done}, {"total", total_}, {"correct", counts_.correct},
-                             {"fast", counts_.fast}, {"spent_usd", counts_.spent_usd}}
+                             {"fast", counts_.fast}, {"spent_usd", or_null(counts_.spent_usd)}}
                   .dump()
            << std::endl;
       break;
@@ -113,7 +116,7 @@ void Progress::attempt_done(const AttemptKey& key, int64_t attempt_id, const std
   }
 }
 
-void Progress::spent(double total_usd) {
+void Progress::spent(const std::optional<double>& total_usd) {
   std::lock_guard lock(mu_);
   counts_.spent_usd = total_usd;
   redraw(false);
@@ -137,7 +140,7 @@ void Progress::close() {
   for (auto& w : workers_) w.clear();
   if (style_ == Style::kJson) {
     out_ << nlohmann::json{{"event", "end"}, {"done", counts_.done}, {"total", total_}, {"correct", counts_.correct},
-                           {"fast", counts_.fast}, {"spent_usd", counts_.spent_usd}}
+                           {"fast", counts_.fast}, {"spent_usd", or_null(counts_.spent_usd)}}
                 .dump()
          << std::endl;
   } else if (style_ == Style::kLive) {

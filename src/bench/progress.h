@@ -3,6 +3,7 @@
 // does); otherwise plain lines, one per finished attempt; with --json one JSON object per
 // line (events "start", "attempt", "note", "end"). Thread-safe: workers report directly.
 #pragma once
+#include <optional>
 #include <chrono>
 #include <mutex>
 #include <ostream>
@@ -19,7 +20,7 @@ class Progress {
 
   struct Counts {
     int done = 0, correct = 0, fast = 0, compiled = 0;  // fast: correct and > 1x, timed
-    double spent_usd = 0;
+    std::optional<double> spent_usd = 0.0;  // none: unknown (a model with no price)
   };
 
   // `total`: the planned attempts; `before`: what earlier sessions of the run finished.
@@ -28,8 +29,9 @@ class Progress {
   void worker(int index, const std::string& status);  // "" when idle
   // One attempt ended: its one-phrase outcome ("correct 1.42x", "wrong", ...).
   void attempt_done(const AttemptKey& key, int64_t attempt_id, const std::string& outcome, bool correct, bool fast,
-                    bool compiled, double cost_usd);
-  void spent(double total_usd);  // the run's spend so far, earlier sessions included
+                    bool compiled, const std::optional<double>& cost_usd);
+  // The run's spend so far, earlier sessions included; none: unknown, shown "$?".
+  void spent(const std::optional<double>& total_usd);
   void note(const std::string& line);  // a warning or an error, printed above the display
   void close();                        // the last redraw; the display stays on screen
 

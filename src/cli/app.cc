@@ -5,16 +5,19 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/parse_errors.h"
 #include "common/error.h"
 #include "common/interrupt.h"
 #include "common/log.h"
+
+const char* mgk_git_commit();  // generated at build time (cmake/git_commit.cmake)
 
 namespace mgk::cli {
 
 int run(int argc, char** argv) {
   CLI::App app{"mgk: get fast multi-GPU CUDA kernels written, checked and tuned.\n"
                "Run 'mgk doctor' first on a new machine; 'mgk COMMAND --help' for details."};
-  app.set_version_flag("--version", std::string("mgk ") + MGK_VERSION);
+  app.set_version_flag("--version", std::string("mgk ") + MGK_VERSION + " (commit " + mgk_git_commit() + ")");
   app.require_subcommand(1);
   app.fallthrough();
   Globals globals;
@@ -27,8 +30,9 @@ int run(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() != 0) {
-      log::error(std::string(e.what()) + suggestion_for(argc, argv));
-      std::cerr << "Run 'mgk --help' or 'mgk COMMAND --help'.\n";
+      std::string command;  // the subcommand being parsed, if one was named
+      for (CLI::App* sub : app.get_subcommands()) command = sub->get_name();
+      log::error(reword_parse_error(e.what(), command) + suggestion_for(argc, argv));
       return int(ExitCode::kUsage);
     }
     return app.exit(e);  // --help, --version

@@ -27,9 +27,11 @@
 #include "cli/dry_run.h"
 #include "cli/options.h"
 #include "cli/preflight.h"
+#include "cli/session_flags.h"
 #include "common/file.h"
 #include "common/interrupt.h"
 #include "common/log.h"
+#include "common/name_patterns.h"
 #include "llm/config.h"
 #include "problems/catalog.h"
 #include "report/bench_report.h"
@@ -44,7 +46,9 @@ namespace {
 // Defaults of what each attempt may do are the agent's (agent/config.h); turns 0: the
 // mode's default.
 struct BenchArgs {
-  std::string model, problems = "*", mode = "refine", gpus, reasoning_effort, executor = "local";
+  std::vector<std::string> problems;  // names and globs, each value a comma list (common/name_patterns.h)
+  std::string problems_file;
+  std::string model, mode = "refine", gpus, reasoning_effort, executor = "local";
   int samples = 1, turns = 0, world = 2, jobs = 4, max_tokens = agent::Sampling{}.max_tokens;
   double max_cost = 0, attempt_max_cost = agent::Limits{}.max_cost_usd, temperature = 0,
          command_timeout = agent::kCommandTimeoutS;
@@ -62,16 +66,46 @@ const std::vector<std::string> kSlurmFlags = {"--array-tasks", "--partition", "-
 
 // The flags that define the attempts, by their key in BenchSpec::identity().
 const std::map<std::string, std::string> kIdentityFlags = {
-    {"--model", "model"},       {"--problems", "problems"},         {"--samples", "samples"},
+    {"--model", "model"},       {"--problems", "problems"},         {"--problems-file", "problems"},
+    {"--samples", "samples"},
     {"--mode", "mode"},         {"--turns", "turns"},               {"--world", "world"},
-    {"--compile-only", "compile_only"}, {"--attempt-max-cost", "attempt_max_cost_usd"},
-    {"--max-tokens", "max_tokens"}, {"--temperature", "temperature"}, {"--reasoning-effort", "reasoning_effort"},
-    {"--command-timeout", "command_timeout_s"}, {"--executor", "executor"}};
+    {"--compile-only", "compile_only"}, {"--temperature", "temperature"},
+    {"--reasoning-effort", "reasoning_effort"}, {"--executor", "executor"}};
+
+std::string number(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", v);
+  return b;
+}
+
+// The flags a resume may change (BenchSpec's limits and execution): each typed one that
+// differs from the run's is taken; returns the line that says which, for once the resume
+// passed its checks ("run 3 continues with --max-tokens 16384 -> 4096 ...").
+std::string take_changed_limits(const CLI::App& c, int64_t run_id, const bench::BenchSpec& fresh,
+                                bench::BenchSpec& s) {
+  std::string changed;
+  auto take = [&](const char* flag, auto& field, const auto& value, const std::string& was, const std::string& now) {
+    if (!c.count(flag) || field == value) return;
+    changed += (changed.empty() ? "" : ", ") + std::string(flag) + " " + was + " -> " + now;
+    field = value;
+  };
+  take("--attempt-max-cost", s.attempt_max_cost_usd, fresh.attempt_max_cost_usd, number(s.attempt_max_cost_usd),
+       number(fresh.attempt_max_cost_usd));
+  take("--max-cost", s.max_cost_usd, fresh.max_cost_usd, number(s.max_cost_usd), number(fresh.max_cost_usd));
+  take("--max-tokens", s.max_tokens, fresh.max_tokens, std::to_string(s.max_tokens), std::to_string(fresh.max_tokens));
+  take("--command-timeout", s.command_timeout_s, fresh.command_timeout_s, number(s.command_timeout_s),
+       number(fresh.command_timeout_s));
+  take("--jobs", s.jobs, fresh.jobs, std::to_string(s.jobs), std::to_string(fresh.jobs));
+  take("--gpus", s.gpus, fresh.gpus, bench::gpu_list(s.gpus), bench::gpu_list(fresh.gpus));
+  if (changed.empty()) return "";
+  return "run " + std::to_string(run_id) + " continues with " + changed +
+         " (for the calls still to come; what finished keeps what it ran under)";
+}
 
 bench::BenchSpec spec_from_flags(const BenchArgs& a, const std::string& prompt_version) {
   bench::BenchSpec s;
   s.model = a.model;
-  s.problems = a.problems;
+  s.problems = NamePatterns::parse(a.problems, a.problems_file).text();
   s.samples = a.samples;
   s.mode = a.mode;
   s.turns = a.turns > 0 ? a.turns : agent::default_turns(agent::mode_from_string(a.mode));
@@ -105,21 +139,19 @@ struct Choice {
   bench::BenchSpec spec;
   int64_t run_id = 0;         // 0: a new run
   int64_t complete_run = 0;   // a finished run with the same arguments: nothing to do
+  std::string changed;        // the limits a resume changed, said once its checks pass
 };
 
 // --resume RUN, else the unfinished run with the same arguments (offered on a terminal,
 // taken otherwise), else a new run.
 Choice choose_run(const BenchArgs& a, const CLI::App& c, store::Store& store, const std::string& prompt_version) {
   bench::BenchSpec fresh = spec_from_flags(a, prompt_version);
-  auto overlay_execution = [&](bench::BenchSpec& s) {
-    if (c.count("--jobs")) s.jobs = fresh.jobs;
-    if (c.count("--gpus")) s.gpus = fresh.gpus;
-    if (c.count("--max-cost")) s.max_cost_usd = fresh.max_cost_usd;
-  };
   if (a.resume > 0) {
     auto run = store.run(a.resume);
-    if (!run || run->kind != "bench")
-      throw UsageError("no bench run " + std::to_string(a.resume) + " in " + store.path().string());
+    if (!run) throw NotFoundError("no bench run " + std::to_string(a.resume) + " in " + store.path().string());
+    if (run->kind != "bench")
+      throw UsageError("run " + std::to_string(a.resume) + " is " + (run->kind == "eval" ? "an " : "a ") + run->kind +
+                       " run, not a bench run ('mgk history --runs' lists the runs)");
     const bool on_slurm = SlurmRun::is_slurm(*run);  // its tasks are Slurm's: no process here to ask
     if (!on_slurm && alive_here(*run))
       throw UsageError("run " + std::to_string(a.resume) + " is being run by process " + std::to_string(*run->pid) +
@@ -136,14 +168,19 @@ Choice choose_run(const BenchArgs& a, const CLI::App& c, store::Store& store, co
     if (s.prompt_version != prompt_version)
       log::warning("run " + std::to_string(run->id) + " began with prompts " + s.prompt_version +
                    "; its remaining attempts use " + prompt_version);
-    overlay_execution(s);
-    return {s, run->id, 0};
+    if (run->status == store::Status::kDone &&
+        bench::remaining_work(bench::planned_attempts(s.problem_list, s.samples), store.attempts_of_run(run->id),
+                              a.retry_failed)
+            .to_run.empty())
+      return {s, 0, run->id};  // complete: left as it is (its end time too)
+    const std::string changed = take_changed_limits(c, run->id, fresh, s);
+    return {s, run->id, 0, changed};
   }
   if (a.model.empty()) throw UsageError("give --model (and --problems, --samples), or --resume RUN");
   if (a.samples < 1) throw UsageError("--samples must be at least 1");
   if (a.turns < 0 || (c.count("--turns") && a.turns < 1)) throw UsageError("--turns must be at least 1");
   if (a.jobs < 1) throw UsageError("--jobs must be at least 1");
-  fresh.problem_list = bench::expand_problems(a.problems);
+  fresh.problem_list = bench::expand_problems(fresh.problems);
   if (a.new_run) return {fresh, 0, 0};
   for (const store::RunRecord& r : store.runs_of_kind("bench")) {
     const bool on_slurm = SlurmRun::is_slurm(r);
@@ -173,8 +210,8 @@ Choice choose_run(const BenchArgs& a, const CLI::App& c, store::Store& store, co
     } else {
       log::info(what + ": continuing it (--new starts another run)");
     }
-    overlay_execution(s);
-    return {s, r.id, 0};
+    const std::string changed = take_changed_limits(c, r.id, fresh, s);
+    return {s, r.id, 0, changed};
   }
   return {fresh, 0, 0};
 }
@@ -265,7 +302,8 @@ void print_dry_run_of(const bench::BenchSpec& s, const Prepared& p, const eval::
 }
 
 // Finished attempts of the run: what the progress display starts from.
-bench::Progress::Counts counts_of(store::Store& store, const std::vector<int64_t>& finished, double spent) {
+bench::Progress::Counts counts_of(store::Store& store, const std::vector<int64_t>& finished,
+                                  const std::optional<double>& spent) {
   bench::Progress::Counts c;
   c.spent_usd = spent;
   for (int64_t id : finished) {
@@ -293,12 +331,20 @@ struct Here {
   std::unique_ptr<bench::GpuPool> pool;  // null with --compile-only
 };
 
+// An unpriced model with a cost limit: refused before any run exists (a local vLLM or
+// Ollama model is exactly this case; --attempt-max-cost 0 runs it).
+void check_cost_limits(const llm::Provider& provider, const bench::BenchSpec& spec) {
+  agent::check_cost_limits(provider,
+                           {{"--attempt-max-cost", spec.attempt_max_cost_usd}, {"--max-cost", spec.max_cost_usd}});
+}
+
 Here set_up_here(const bench::BenchSpec& spec, const Globals& g, const agent::PromptLibrary& prompts) {
+  Here h;
+  h.provider = llm::make_provider(spec.model, llm::load_config());
+  check_cost_limits(*h.provider, spec);
   const eval::MachineInfo machine = eval::probe_machine();
   const std::optional<eval::Peaks> peaks = spec.compile_only ? std::nullopt : stored_peaks(g, machine);
-  Here h;
   h.p = prepare(spec, machine, peaks, prompts);
-  h.provider = llm::make_provider(spec.model, llm::load_config());
   preflight(h.p.specs, machine, {spec.compile_only, true});
   throw_if_interrupted();  // Ctrl-C while the references compiled: no run is begun
   if (!spec.compile_only) h.pool = std::make_unique<bench::GpuPool>(h.p.gpus);
@@ -332,12 +378,15 @@ Ran run_here(const BenchArgs& a, store::Store& store, int64_t run_id, const benc
              const std::string& title, double max_cost) {
   const std::atomic<bool>& interrupt = interrupt_flag();
   const bench::WorkList work = bench::remaining_work(planned, store.attempts_of_run(run_id), a.retry_failed);
-  const double spent_before = store.run(run_id)->cost_usd;
+  // A model with no price has no known spend (and no budget: the pre-flight refuses one).
+  const bool priced = here.provider->price().has_value();
+  const std::optional<double> known_before = store.run(run_id)->cost_usd;
+  const double spent_before = known_before.value_or(0);
   const bench::Progress::Style style = a.json                     ? bench::Progress::Style::kJson
                                        : isatty(STDOUT_FILENO) ? bench::Progress::Style::kLive
                                                                : bench::Progress::Style::kLines;
   bench::Progress progress(std::cout, style, title, int(planned.size()), std::min(spec.jobs, int(work.to_run.size())),
-                           counts_of(store, work.finished, spent_before));
+                           counts_of(store, work.finished, priced ? known_before : std::nullopt));
 
   bench::LocalExecutor executor({spec.jobs, max_cost, spent_before, 5}, &interrupt);
   bench::AttemptRunner runner(run_id, std::move(here.p.sessions),
@@ -348,7 +397,10 @@ Ran run_here(const BenchArgs& a, store::Store& store, int64_t run_id, const benc
   const bench::StopReason stop = executor.run(work.to_run, [&](const bench::WorkItem& item, int worker) {
     bench::AttemptHooks hooks;
     hooks.status = [&progress, worker](const std::string& s) { progress.worker(worker, s); };
-    hooks.on_turn = [&](const agent::TurnReport& t) { progress.spent(executor.add_spend(t.cost_usd)); };
+    hooks.on_turn = [&](const agent::TurnReport& t) {
+      const double spent = executor.add_spend(t.cost_usd);
+      progress.spent(priced ? std::optional<double>(spent) : std::nullopt);
+    };
     const int64_t id = runner.run(item, hooks);
     const report::AttemptResult r = report::classify(report::load_attempt(store, id));
     if (r.outcome == report::Outcome::kUnfinished) {
@@ -473,7 +525,8 @@ ExitCode run_on_slurm(const BenchArgs& a, const CLI::App& c, store::Store& store
               << script_for(slurm, bench::RunFolder::of(store.path(), "RUN-UUID"), 0, spec, key_env);
     return ExitCode::kOk;
   }
-  llm::make_provider(spec.model, llm_config);  // a missing key stops here, before anything is submitted
+  // A missing key or price stops here, before anything is submitted.
+  check_cost_limits(*llm::make_provider(spec.model, llm_config), spec);
   nlohmann::json args = spec.to_json();
   args["slurm"] = slurm.to_json();
   submit_new_run(store, store.begin_run({"bench", spec.model, args}), key_env);
@@ -507,15 +560,18 @@ ExitCode run_bench(const BenchArgs& a, const CLI::App& c, const Globals& g) {
     const std::string id = std::to_string(choice.complete_run);
     int failed = 0;
     for (const auto& at : store.attempts_of_run(choice.complete_run)) failed += at.status == store::Status::kFailed;
-    std::cout << "run " << id << " with these arguments is complete: 'mgk report " << id
-              << "' shows it; give --new to run it again"
+    std::cout << "run " << id << (a.resume ? " is complete, nothing to resume" : " with these arguments is complete")
+              << ": 'mgk report " << id << "' shows it" << (a.resume ? "" : "; give --new to run it again")
               << (failed ? "; --retry-failed runs its " + std::to_string(failed) +
                                " attempt(s) cut short by the provider or the evaluator again"
                          : std::string())
               << "\n";
     return ExitCode::kOk;
   }
-  if (spec.executor == "slurm") return run_on_slurm(a, c, store, choice, g, prompts);
+  if (spec.executor == "slurm") {
+    if (!choice.changed.empty()) log::info(choice.changed);
+    return run_on_slurm(a, c, store, choice, g, prompts);
+  }
   for (const std::string& flag : kSlurmFlags)
     if (c.count(flag)) throw UsageError(flag + " is for --executor slurm");
   if (a.dry_run) {
@@ -523,9 +579,14 @@ ExitCode run_bench(const BenchArgs& a, const CLI::App& c, const Globals& g) {
     return ExitCode::kOk;
   }
   Here here = set_up_here(spec, g, prompts);
+  if (!choice.changed.empty()) log::info(choice.changed);
   int64_t run_id = choice.run_id;
   if (run_id == 0) run_id = store.begin_run({"bench", spec.model, spec.to_json()});
-  else store.reopen_run(run_id);
+  else {
+    nlohmann::json args = store.reopen_run(run_id).args;
+    args.update(spec.to_json());  // the limits this resume took, for the next one
+    store.set_run_args(run_id, args);
+  }
   const Ran ran = run_here(a, store, run_id, spec, bench::planned_attempts(spec.problem_list, spec.samples), here,
                            prompts, title_of("mgk bench run " + std::to_string(run_id), spec, here), spec.max_cost_usd);
   end_run(a, store, run_id, ran.complete(), ran.stop);
@@ -538,8 +599,10 @@ void add_bench_command(CLI::App& root, Globals& g) {
   auto a = std::make_shared<BenchArgs>();
   CLI::App* c = root.add_subcommand("bench", "Run a model over many problems, several samples each; ends with the report");
   c->add_option("--model", a->model, "provider:model, e.g. anthropic:claude-sonnet-4-5, openai:gpt-4o, vllm:qwen");
-  c->add_option("--problems", a->problems, "Problems, a glob: 'collectives/*', '*reduce*' (see 'mgk problems')")
-      ->capture_default_str();
+  c->add_option("--problems", a->problems,
+                "Problems: names and globs, comma-separated, repeatable: 'collectives/*,tp/gemm_a*' (default: all; "
+                "see 'mgk problems')");
+  c->add_option("--problems-file", a->problems_file, "More problems, one name or glob per line ('#' comments)");
   c->add_option("--samples", a->samples, "Attempts per problem (the n of pass@k)")->capture_default_str();
   c->add_option("--mode", a->mode, "refine (whole file per reply) or shell (one command per reply)")
       ->check(CLI::IsMember({"refine", "shell"}))
@@ -553,16 +616,12 @@ void add_bench_command(CLI::App& root, Globals& g) {
   c->add_option("--gpus", a->gpus,
                 "GPUs evaluations may use, e.g. 0,1,2,3 (default: every visible one); with fewer GPUs than ranks "
                 "the ranks share them: checked, not timed");
-  c->add_option("--max-cost", a->max_cost,
-                "Stop new work once the whole run cost this many USD, resumed sessions included (0: no limit)")
-      ->capture_default_str();
-  c->add_option("--attempt-max-cost", a->attempt_max_cost, "Stop an attempt before a call once it cost this many USD")
-      ->capture_default_str();
-  c->add_option("--max-tokens", a->max_tokens, "Output tokens per reply")->capture_default_str();
-  c->add_option("--temperature", a->temperature, "Sampling temperature (default: the provider's)");
-  c->add_option("--reasoning-effort", a->reasoning_effort, "Passed to the provider: low, medium or high");
-  c->add_option("--command-timeout", a->command_timeout, "Shell mode: seconds a command may run")
-      ->capture_default_str();
+  add_cost_option(c, "--max-cost", &a->max_cost,
+                  "Stop new work once the whole run cost this many USD, resumed sessions included (0: no limit)");
+  add_cost_option(c, "--attempt-max-cost", &a->attempt_max_cost,
+                  "Stop an attempt before a call that could take it past this many USD (0: no limit)");
+  add_sampling_options(c, {&a->max_tokens, &a->temperature, &a->temperature_given, &a->reasoning_effort,
+                           &a->command_timeout});
   c->add_option("--resume", a->resume, "Continue a stored bench run: skip what finished, continue what was cut off");
   c->add_flag("--new", a->new_run, "Start a new run even where one with the same arguments exists");
   c->add_flag("--retry-failed", a->retry_failed, "On resume, also continue attempts that failed with an error");
@@ -593,7 +652,6 @@ void add_bench_command(CLI::App& root, Globals& g) {
   c->add_option("--shard", a->shard)->group("");  // what a Slurm run's script runs: its task K of N
   c->add_option("--run-file", a->run_file)->group("");
   c->callback([a, c, &g] {
-    a->temperature_given = c->count("--temperature") > 0;
     g.exit_code = run_bench(*a, *c, g);
   });
 }

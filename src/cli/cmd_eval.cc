@@ -1,4 +1,5 @@
 // mgk eval PROBLEM KERNEL.cu: the evaluator by hand.
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -42,8 +43,15 @@ ExitCode exit_code_for(eval::Verdict v) {
 void record(store::Store& store, const eval::EvalOptions& o, const eval::EvalResult& r,
             const std::string& source) {
   std::string hash = store.put_kernel(source);
-  const std::string kernel = o.kernel_is_reference ? "(reference)" : o.kernel.string();
-  int64_t run = store.begin_run({"eval", "", {{"problem", o.problem}, {"kernel", kernel}, {"world", o.world_size}}});
+  // What the evaluation was, as it could be run again from anywhere: the kernel's absolute
+  // path, the sizes and dtype asked for, compile only or not.
+  const std::string kernel =
+      o.kernel_is_reference ? "(reference)" : std::filesystem::absolute(o.kernel).lexically_normal().string();
+  nlohmann::json args = {{"problem", o.problem}, {"kernel", kernel}, {"world", o.world_size}};
+  if (!o.sizes.empty()) args["size"] = o.sizes;
+  if (!o.dtype.empty()) args["dtype"] = o.dtype;
+  if (o.compile_only) args["compile_only"] = true;
+  int64_t run = store.begin_run({"eval", "", args});
   auto rec = store::EvaluationRecord::from_result(r.to_json(), hash);
   rec.run_id = run;
   store.record_evaluation(rec);

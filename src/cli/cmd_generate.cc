@@ -16,6 +16,7 @@
 #include "cli/dry_run.h"
 #include "cli/options.h"
 #include "cli/preflight.h"
+#include "cli/session_flags.h"
 #include "common/env.h"
 #include "common/interrupt.h"
 #include "common/log.h"
@@ -152,6 +153,13 @@ ExitCode run_generate(GenerateArgs a, const Globals& g) {
   if (a.resume > 0) {
     const store::AttemptSummary s = agent::resumable_attempt(store, a.resume, {problem, model, std::nullopt});
     problem = s.problem, model = s.model, mode = s.mode, world = s.world_size, run_id = s.run_id;
+    if (s.status == store::Status::kDone && turns <= s.turns) {  // finished: extended only when asked
+      const std::string id = std::to_string(a.resume);
+      std::cout << "attempt " << id << " is finished (" << s.exit_reason << " after " << s.turns
+                << " turn(s)): nothing to resume; 'mgk show " << id << "' shows it, --turns "
+                << s.turns + 1 << " (or more) gives it more turns\n";
+      return ExitCode::kOk;
+    }
     if (turns == 0) turns = s.config.value("turns", 0);
     keep_stored_session(s.config, a);
   } else if (problem.empty() || model.empty()) {
@@ -252,7 +260,13 @@ ExitCode run_generate(GenerateArgs a, const Globals& g) {
                    {{"attempt", out.attempt_id}, {"exit_reason", agent::to_string(out.reason)}});
   if (a.tune && out.reason != agent::ExitReason::kInterrupted && !tune_best(out, eval_options, store))
     return ExitCode::kInterrupted;  // the session's outcome is stored; the tuning's trials are cached
-  return exit_code_for(out);
+  const ExitCode code = exit_code_for(out);
+  // --compile-only: a kernel that compiled is all it can find, so it ends as `eval
+  // --compile-only` does (0), unless the session was cut short.
+  if (a.compile_only && (code == ExitCode::kLimit || code == ExitCode::kIncorrect))
+    for (const store::EvaluationRecord& e : store.evaluations_of_run(run_id))
+      if (e.attempt_id == out.attempt_id && e.verdict == "compiled") return ExitCode::kOk;
+  return code;
 }
 
 }  // namespace
@@ -269,24 +283,14 @@ void add_generate_command(CLI::App& root, Globals& g) {
                 "Model calls, resumed ones included (default: " + std::to_string(agent::kRefineTurns) +
                     " in refine mode, " + std::to_string(agent::kShellSteps) + " steps in shell mode)")
       ->check(at_least(1));
-  c->add_option("--max-cost", a->session.limits.max_cost_usd,
-                "Stop before a call once the attempt cost this many USD (0: no limit; a limit needs "
-                "the model's price)")
-      ->capture_default_str()
-      ->check(at_least(0));
+  add_cost_option(c, "--max-cost", &a->session.limits.max_cost_usd,
+                  "Stop before a call that could take the attempt past this many USD (0: no limit; a limit "
+                  "needs the model's price)");
   c->add_option("--max-time", a->session.limits.max_seconds, "Stop before a call after this many seconds (0: no limit)")
       ->check(at_least(0));
   add_group_options(c, &a->world, &a->world_given, &a->gpus);
-  c->add_option("--temperature", a->temperature, "Sampling temperature (default: the provider's)")
-      ->check(at_least(0))
-      ->each([a](const std::string&) { a->temperature_given = true; });
-  c->add_option("--max-tokens", a->session.sampling.max_tokens, "Output tokens per reply")
-      ->capture_default_str()
-      ->check(at_least(1));
-  c->add_option("--reasoning-effort", a->reasoning_effort, "Passed to the provider: low, medium or high");
-  c->add_option("--command-timeout", a->session.command_timeout_s, "Shell mode: seconds a command may run")
-      ->capture_default_str()
-      ->check(above(0));
+  add_sampling_options(c, {&a->session.sampling.max_tokens, &a->temperature, &a->temperature_given,
+                           &a->reasoning_effort, &a->session.command_timeout_s});
   c->add_option("--resume", a->resume, "Continue a stored attempt (its problem, model and mode)");
   c->add_flag("--tune", a->tune, "Tune the best kernel's declared parameters at the end");
   c->add_flag("--compile-only", a->compile_only, "The judge only compiles (no GPU needed; nothing is checked)");

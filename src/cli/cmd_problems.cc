@@ -18,7 +18,7 @@ namespace {
 struct ProblemsArgs {
   std::string pattern = "*";
   std::string show;
-  int world = 2;
+  int world = 0;  // 0: the problem's smallest world
   bool json = false;
 };
 
@@ -33,11 +33,10 @@ std::string human_bytes(double b) {
 
 bool has_expert(const problems::Spec& s) { return std::filesystem::exists(s.expert_path()); }
 
-// The ranks `show` lists: the first, the second and the last.
+// The ranks `show` lists: every one (a rank's shapes and cost differ with it: uneven chunks).
 std::vector<int> shown_ranks(int world) {
-  std::vector<int> ranks;
-  for (int rank = 0; rank < world; ++rank)
-    if (rank < 2 || rank == world - 1) ranks.push_back(rank);
+  std::vector<int> ranks(size_t(std::max(world, 0)));
+  for (int rank = 0; rank < world; ++rank) ranks[size_t(rank)] = rank;
   return ranks;
 }
 
@@ -89,8 +88,12 @@ void show_json(const problems::Spec& s, const ProblemsArgs& a) {
   std::cout << j.dump(2) << "\n";
 }
 
-void show(const ProblemsArgs& a) {
+void show(ProblemsArgs a) {
   problems::Spec s = problems::load(a.show);
+  if (a.world == 0) a.world = s.min_world;
+  if (a.world < s.min_world || a.world > s.max_world)
+    throw UsageError(s.name + " runs at " + std::to_string(s.min_world) + ".." + std::to_string(s.max_world) +
+                     " ranks, not --world " + std::to_string(a.world));
   if (a.json) return show_json(s, a);
   std::cout << s.name << ": " << s.title << (s.pkb_id ? " (ParallelKernelBench #" + std::to_string(*s.pkb_id) + ")" : "")
             << "\n";
@@ -200,8 +203,7 @@ void add_problems_command(CLI::App& root, Globals& g) {
   c->add_flag("--json", a->json, "JSON output");
   CLI::App* s = c->add_subcommand("show", "Everything about one problem: statement, tensors per rank, sizes, cost model");
   s->add_option("name", a->show, "Problem name")->required();
-  s->add_option("--world", a->world, "World size to resolve shapes for")
-      ->capture_default_str()
+  s->add_option("--world", a->world, "World size to resolve shapes for (default: the problem's smallest)")
       ->check(at_least(1));
   s->add_flag("--json", a->json, "JSON output");
   c->callback([a, &g, s] {

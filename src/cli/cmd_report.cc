@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "common/env.h"
+#include "common/name_patterns.h"
 #include "report/bench_report.h"
 #include "report/render_data.h"
 #include "report/render_html.h"
@@ -16,7 +17,8 @@ namespace {
 
 struct ReportArgs {
   int64_t run = 0, vs = 0;
-  std::string format = "table", out;
+  std::string format = "table", out, problems_file;
+  std::vector<std::string> problems;
   std::vector<double> ps;
 };
 
@@ -37,12 +39,20 @@ void run_report(const ReportArgs& a, const Globals& g) {
     if (runs.empty()) throw UsageError("no bench run in " + store.path().string() + " ('mgk bench' makes one)");
     run = runs.front().id;
   }
-  std::vector<report::RunReport> reports = {report::build_report(store, run, a.ps)};
-  if (a.vs > 0) reports.push_back(report::build_report(store, a.vs, a.ps));
+  const NamePatterns only = NamePatterns::parse(a.problems, a.problems_file);
+  std::vector<report::RunReport> reports;
+  for (int64_t id : {run, a.vs}) {
+    if (id == 0) continue;
+    const auto r = store.run(id);
+    if (r && r->kind != "bench")
+      throw UsageError("run " + std::to_string(id) + " is " + (r->kind == "eval" ? "an " : "a ") + r->kind +
+                       " run; 'mgk report' reads bench runs ('mgk show --run " + std::to_string(id) + "' shows this one)");
+    reports.push_back(report::build_report(store, id, a.ps, only));
+  }
   const std::string text = render(reports, a.format);
   std::string out = a.out;
   if (out.empty() && a.format == "html") out = "report-" + std::to_string(run) + ".html";  // not for a terminal
-  if (out.empty()) {
+  if (out.empty() || out == "-") {  // "-": standard output, whatever the format
     std::cout << text;
     return;
   }
@@ -62,7 +72,10 @@ void add_report_command(CLI::App& root, Globals& g) {
   c->add_option("--format", a->format, "table, md, json, csv or html (one self-contained file with plots)")
       ->check(CLI::IsMember({"table", "md", "json", "csv", "html"}))
       ->capture_default_str();
-  c->add_option("-o,--out", a->out, "Write to this file (html default: report-RUN.html)");
+  c->add_option("-o,--out", a->out, "Write to this file, '-' for standard output (html default: report-RUN.html)");
+  c->add_option("--problems", a->problems,
+                "Only these problems: names and globs, comma-separated, repeatable (as 'mgk bench --problems')");
+  c->add_option("--problems-file", a->problems_file, "More problems to count, one name or glob per line ('#' comments)");
   c->add_option("--p", a->ps, "Extra speedup thresholds p for fast_p (0, 1, 1.5 and 2 are always shown)");
   c->callback([a, &g] {
     run_report(*a, g);

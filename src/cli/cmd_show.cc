@@ -24,8 +24,15 @@ void show_run(const ShowArgs& a, store::Store& s) {
   if (!run)
     throw NotFoundError("no run " + std::to_string(a.run) + " in " + s.path().string() +
                         " ('mgk history' lists them)");
+  const std::vector<store::AttemptSummary> attempts = s.attempts_of_run(a.run);
+  if (!attempts.empty() && !a.json) {
+    std::cout << store::render_agent_run(*run, attempts);
+    return;
+  }
   auto evaluations = s.evaluations_of_run(a.run);
-  if (a.json)
+  if (a.json && !attempts.empty())
+    std::cout << nlohmann::json{{"run", *run}, {"attempts", attempts}, {"evaluations", evaluations}}.dump(2) << "\n";
+  else if (a.json)
     std::cout << nlohmann::json{{"run", *run}, {"evaluations", evaluations}}.dump(2) << "\n";
   else
     std::cout << store::render_run(*run, evaluations);

@@ -2,6 +2,7 @@
 // evaluator as the objective (no model involved), resuming from the trials in the store,
 // and write the fastest correct configuration as a ready-to-evaluate kernel file.
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -104,24 +105,31 @@ ExitCode run_tune(const TuneArgs& a, const Globals& g) {
   store::Store store = open_store(g);
   tune::StoreTrialCache cache(store);
   std::size_t index = 0;
-  if (!a.json)  // with --json, the trials are in the document
-    request.on_trial = [&](const tune::Trial& t, const tune::Config&) {
-      log::info(tune::progress_line(t, ++index, request.max_evals));
-    };
-  const int64_t run_id = store.begin_run(
-      {"tune", "", {{"problem", a.problem}, {"kernel", a.kernel}, {"strategy", a.strategy},
-                    {"max_evals", a.max_evals}, {"max_time", a.max_time}, {"seed", a.seed},
-                    {"size", a.size}, {"world", request.eval.world_size}}});
+  // The run begins with the first trial: a tuning refused before it (no GPU, a bad size)
+  // leaves no failed run behind.
+  int64_t run_id = 0;
+  auto begin = [&] {
+    if (run_id == 0)
+      run_id = store.begin_run(
+          {"tune", "", {{"problem", a.problem}, {"kernel", std::filesystem::absolute(a.kernel).lexically_normal().string()},
+                        {"strategy", a.strategy}, {"max_evals", a.max_evals}, {"max_time", a.max_time}, {"seed", a.seed},
+                        {"size", a.size}, {"world", request.eval.world_size}}});
+  };
+  request.on_trial = [&](const tune::Trial& t, const tune::Config&) {
+    begin();
+    if (!a.json) log::info(tune::progress_line(t, ++index, request.max_evals));  // with --json, in the document
+  };
   tune::KernelTuneResult result;
   try {
     result = tune::tune_kernel(request, cache);
   } catch (const Interrupted& e) {
-    store.finish_run(run_id, store::Status::kInterrupted, {{"error", e.what()}});
+    if (run_id) store.finish_run(run_id, store::Status::kInterrupted, {{"error", e.what()}});
     throw;
   } catch (const Error& e) {
-    store.finish_run(run_id, store::Status::kFailed, {{"error", e.what()}});
+    if (run_id) store.finish_run(run_id, store::Status::kFailed, {{"error", e.what()}});
     throw;
   }
+  begin();  // no trial ran (every one cached, or none to run): the run still says what was asked
   const tune::TuneReport& r = result.report;
   nlohmann::json summary = r.to_json();
   summary.erase("trials");  // every trial is in tuning_trials already

@@ -50,7 +50,7 @@ struct Reply {
   FinishReason finish = FinishReason::kStop;
   std::string raw_finish;  // the vendor's own word ("stop", "end_turn", "max_tokens", ...)
   Usage usage;
-  double cost_usd = 0;  // from the price table; 0 when the model has no price (unknown)
+  std::optional<double> cost_usd;  // from the price table; none when the model has no price (unknown)
   double latency_s = 0;  // wall time of the whole complete() call, retries and waits included
   int attempts = 1;      // HTTP requests sent, 1 when the first one succeeded
   std::string model;     // model as the server reported it

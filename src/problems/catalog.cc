@@ -4,6 +4,7 @@
 
 #include "common/env.h"
 #include "common/error.h"
+#include "common/name_patterns.h"
 
 namespace mgk::problems {
 
@@ -26,27 +27,11 @@ std::vector<std::string> list_names() {
   return names;
 }
 
-bool glob_match(const std::string& pattern, const std::string& text) {
-  size_t p = 0, t = 0, star = std::string::npos, mark = 0;
-  while (t < text.size()) {
-    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
-      ++p, ++t;
-    } else if (p < pattern.size() && pattern[p] == '*') {
-      star = p++, mark = t;
-    } else if (star != std::string::npos) {
-      p = star + 1, t = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
-}
-
 std::vector<std::string> match(const std::string& pattern) {
   std::vector<std::string> out;
+  const NamePatterns one{{pattern}};
   for (const auto& n : list_names())
-    if (glob_match(pattern, n) || glob_match(pattern, n.substr(n.find('/') + 1))) out.push_back(n);
+    if (one.matches(n)) out.push_back(n);
   return out;
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "common/name_patterns.h"
 #include "problems/spec.h"
 
 namespace mgk::problems {
@@ -16,8 +17,9 @@ std::vector<std::string> list_names();
 // Loads one problem. Unknown name: UsageError with the closest names as suggestions.
 Spec load(const std::string& name);
 
-// Names matching a glob ('tp/*', '*reduce*', 'collectives/all_reduce'); '*' and '?' only.
+// Names matching a glob ('tp/*', '*reduce*', 'collectives/all_reduce'); '*' and '?' only
+// (common/name_patterns.h: the whole name, or the name without its category).
 std::vector<std::string> match(const std::string& pattern);
-bool glob_match(const std::string& pattern, const std::string& text);
+using mgk::glob_match;
 
 }  // namespace mgk::problems

@@ -4,9 +4,11 @@
 
 namespace mgk::report {
 
-RunReport build_report(store::Store& store, int64_t run_id, const std::vector<double>& extra_ps) {
+RunReport build_report(store::Store& store, int64_t run_id, const std::vector<double>& extra_ps,
+                       const NamePatterns& only) {
   RunReport r;
   r.data = load_run(store, run_id);
+  std::erase_if(r.data.attempts, [&](const AttemptData& a) { return !only.matches(a.summary.problem); });
   for (const AttemptData& a : r.data.attempts) r.results.push_back(classify(a));
   // A bench run says how many samples it asked for; any other run counts what it holds.
   int samples = r.data.run.args.is_object() ? r.data.run.args.value("samples", 0) : 0;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/name_patterns.h"
 #include "report/metrics.h"
 #include "report/outcome.h"
 #include "report/run_data.h"
@@ -20,8 +21,10 @@ struct RunReport {
   RunMetrics metrics;
 };
 
-// `extra_ps`: speedup thresholds beyond 0, 1, 1.5 and 2. UsageError for an unknown run.
-RunReport build_report(store::Store& store, int64_t run_id, const std::vector<double>& extra_ps = {});
+// `extra_ps`: speedup thresholds beyond 0, 1, 1.5 and 2; `only`: the problems to count
+// (default: every one). NotFoundError for an unknown run.
+RunReport build_report(store::Store& store, int64_t run_id, const std::vector<double>& extra_ps = {},
+                       const NamePatterns& only = {});
 
 // "run 12 (openai:gpt-4o, refine, 8 problems x 2 samples)" for headings.
 std::string run_title(const RunReport& r);

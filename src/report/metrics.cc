@@ -61,7 +61,7 @@ void add(Totals& t, const AttemptResult& r) {
   ++t.count;
   t.tokens_in += r.tokens_in;
   t.tokens_out += r.tokens_out;
-  t.cost_usd += r.cost_usd;
+  t.cost_usd = t.cost_usd && r.cost_usd ? std::optional<double>(*t.cost_usd + *r.cost_usd) : std::nullopt;
   t.wall_s += r.wall_s;
 }
 
@@ -70,7 +70,7 @@ Totals divided(const Totals& t, int by) {
   d.count = by;
   d.tokens_in = int64_t(std::llround(double(t.tokens_in) / by));
   d.tokens_out = int64_t(std::llround(double(t.tokens_out) / by));
-  d.cost_usd = t.cost_usd / by;
+  if (t.cost_usd) d.cost_usd = *t.cost_usd / by;
   d.wall_s = t.wall_s / by;
   return d;
 }

@@ -75,7 +75,8 @@ struct GroupMetrics {
 struct Totals {
   int count = 0;  // attempts summed, or what the sums were divided by (a mean's count)
   int64_t tokens_in = 0, tokens_out = 0;
-  double cost_usd = 0, wall_s = 0;
+  std::optional<double> cost_usd = 0.0;  // none when one attempt's cost is unknown
+  double wall_s = 0;
 };
 
 struct FeatureCounts {

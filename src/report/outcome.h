@@ -67,7 +67,7 @@ struct AttemptResult {
   std::optional<KernelFeatures> features;  // of that kernel
   int turns = 0;
   int64_t tokens_in = 0, tokens_out = 0;
-  double cost_usd = 0;
+  std::optional<double> cost_usd = 0.0;  // none: unknown (no price)
   double wall_s = 0;  // model latency plus evaluation time, summed over turns (no queueing)
   std::vector<TurnVerdict> turn_verdicts;
   std::vector<SizeTiming> sizes;  // the best correct kernel's, when it was timed

@@ -39,7 +39,7 @@ nlohmann::json group_json(const GroupMetrics& g) {
 
 nlohmann::json totals_json(const Totals& t) {
   return {{"count", t.count}, {"tokens_in", t.tokens_in}, {"tokens_out", t.tokens_out},
-          {"cost_usd", t.cost_usd}, {"wall_s", t.wall_s}};
+          {"cost_usd", opt(t.cost_usd)}, {"wall_s", t.wall_s}};
 }
 
 nlohmann::json features_json(const KernelFeatures& f) {
@@ -65,7 +65,7 @@ nlohmann::json attempt_json(const AttemptResult& r) {
                    {"turns", r.turns},
                    {"tokens_in", r.tokens_in},
                    {"tokens_out", r.tokens_out},
-                   {"cost_usd", r.cost_usd},
+                   {"cost_usd", opt(r.cost_usd)},
                    {"wall_s", r.wall_s},
                    {"turn_verdicts", turns}};
   nlohmann::json sizes = nlohmann::json::array();
@@ -163,7 +163,9 @@ std::string csv_cell(const std::string& s) {
   return q + "\"";
 }
 
-std::string number(double v) {
+std::string number(const std::optional<double>& known) {
+  if (!known) return "";  // CSV: an empty value, with the note saying why
+  const double v = *known;
   std::ostringstream o;
   o.precision(10);
   o << v;
@@ -211,7 +213,7 @@ struct CsvWriter {
     row("suite", "all", "", name + "_count", "", "", std::to_string(t.count));
     row("suite", "all", "", name + "_tokens_in", "", "", std::to_string(t.tokens_in));
     row("suite", "all", "", name + "_tokens_out", "", "", std::to_string(t.tokens_out));
-    row("suite", "all", "", name + "_cost_usd", "", "", number(t.cost_usd));
+    row("suite", "all", "", name + "_cost_usd", "", "", number(t.cost_usd), t.cost_usd ? "" : "unknown: no price");
     row("suite", "all", "", name + "_wall_s", "", "", number(t.wall_s));
   }
 };
@@ -256,7 +258,7 @@ std::string render_csv(const std::vector<RunReport>& runs) {
         w.row("attempt", a.problem, s, "turns", "", "", std::to_string(a.turns));
         w.row("attempt", a.problem, s, "tokens_in", "", "", std::to_string(a.tokens_in));
         w.row("attempt", a.problem, s, "tokens_out", "", "", std::to_string(a.tokens_out));
-        w.row("attempt", a.problem, s, "cost_usd", "", "", number(a.cost_usd));
+        w.row("attempt", a.problem, s, "cost_usd", "", "", number(a.cost_usd), a.cost_usd ? "" : "unknown: no price");
         w.row("attempt", a.problem, s, "wall_s", "", "", number(a.wall_s));
       }
     }

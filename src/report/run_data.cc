@@ -33,7 +33,7 @@ AttemptData load(store::Store& store, store::AttemptSummary summary) {
 RunData load_run(store::Store& store, int64_t run_id) {
   auto run = store.run(run_id);
   if (!run)
-    throw UsageError("no run " + std::to_string(run_id) + " in " + store.path().string() +
+    throw NotFoundError("no run " + std::to_string(run_id) + " in " + store.path().string() +
                      " ('mgk history' lists attempts with their runs)");
   RunData d;
   d.run = std::move(*run);
@@ -58,7 +58,7 @@ RunData load_run(store::Store& store, int64_t run_id) {
 
 AttemptData load_attempt(store::Store& store, int64_t attempt_id) {
   auto summary = store.attempt(attempt_id);
-  if (!summary) throw UsageError("no attempt " + std::to_string(attempt_id) + " in " + store.path().string());
+  if (!summary) throw NotFoundError("no attempt " + std::to_string(attempt_id) + " in " + store.path().string());
   return load(store, std::move(*summary));
 }
 

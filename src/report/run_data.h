@@ -19,7 +19,8 @@ struct TurnView {
   std::string action;  // kernel, shell, submit, format_error, truncated
   std::optional<std::string> kernel_hash;
   int64_t tokens_in = 0, tokens_out = 0;
-  double cost_usd = 0, latency_s = 0;
+  std::optional<double> cost_usd = 0.0;  // none: unknown
+  double latency_s = 0;
 };
 
 struct AttemptData {
@@ -34,9 +35,9 @@ struct RunData {
   std::vector<AttemptData> attempts;  // by problem, then sample
 };
 
-// Throws UsageError for an unknown run id.
+// Throws NotFoundError for an unknown run id.
 RunData load_run(store::Store& store, int64_t run_id);
-// Throws UsageError for an unknown attempt id.
+// Throws NotFoundError for an unknown attempt id.
 AttemptData load_attempt(store::Store& store, int64_t attempt_id);
 
 }  // namespace mgk::report

@@ -151,6 +151,23 @@ std::string render_run(const RunRecord& r, const std::vector<EvaluationRecord>& 
   return out;
 }
 
+std::string render_agent_run(const RunRecord& r, const std::vector<AttemptSummary>& attempts) {
+  std::string out = "run " + std::to_string(r.id) + ": " + r.kind + (r.model.empty() ? "" : " with " + r.model) + "\n";
+  out += "  status   " + std::string(to_string(r.status)) + "\n";
+  out += "  started  " + short_time(r.created_at) + " UTC" +
+         (r.ended_at ? ", ended " + short_time(*r.ended_at) + " UTC" : "") + " on " + (r.host.empty() ? "?" : r.host) +
+         "\n";
+  out += "  cost     " + format_cost(r.cost_usd) + ", tokens " + std::to_string(r.tokens_in) + " in / " +
+         std::to_string(r.tokens_out) + " out\n\n";
+  out += render_history_table(attempts);
+  const std::string id = std::to_string(r.id);
+  if (r.kind == "bench")
+    out += "\n'mgk report " + id + "' shows the run's pass@k, speedups, costs and failures; 'mgk show ID' one attempt\n";
+  else
+    out += "\n'mgk show ID' shows an attempt's turns, kernels and verdicts\n";
+  return out;
+}
+
 std::string render_attempt(const AttemptDetail& d) {
   const AttemptSummary& a = d.attempt;
   std::string out = "attempt " + std::to_string(a.id) + " (run " + std::to_string(a.run_id) +

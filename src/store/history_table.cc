@@ -8,7 +8,9 @@
 
 namespace mgk::store {
 
-std::string format_cost(double usd) {
+std::string format_cost(const std::optional<double>& cost) {
+  if (!cost) return "$?";
+  const double usd = *cost;
   if (usd == 0) return "$0";
   char buf[32];
   std::snprintf(buf, sizeof buf, usd < 0.01 ? "$%.4f" : "$%.2f", usd);
@@ -52,7 +54,7 @@ using Row = std::vector<std::string>;
 Row attempt_row(const AttemptSummary& a) {
   std::string status = to_string(a.status);
   if (!a.exit_reason.empty()) status += " (" + a.exit_reason + ")";
-  return {std::to_string(a.id), short_time(a.started_at), a.run_kind, a.problem, a.model, a.mode,
+  return {std::to_string(a.id), std::to_string(a.run_id), short_time(a.started_at), a.run_kind, a.problem, a.model, a.mode,
           status, std::to_string(a.turns), format_speedup(a.best_speedup), format_cost(a.cost_usd)};
 }
 
@@ -71,7 +73,7 @@ Row run_row(const RunRecord& r) {
     std::snprintf(us, sizeof us, "%.2f us", r.summary["best"]["time_us"].get<double>());
     best = us;
   }
-  return {"run " + std::to_string(r.id), short_time(r.created_at), r.kind,
+  return {"run " + std::to_string(r.id), std::to_string(r.id), short_time(r.created_at), r.kind,
           text_or(r.args, "problem", "-"), r.model.empty() ? "-" : r.model, "-", status, "-", best,
           r.model.empty() ? "-" : format_cost(r.cost_usd)};
 }
@@ -84,15 +86,16 @@ std::string render_history_table(const std::vector<AttemptSummary>& attempts) {
 
 std::string render_history_table(const std::vector<HistoryEntry>& entries) {
   if (entries.empty()) return "nothing matches\n";
-  std::vector<Row> rows = {{"ID", "WHEN (UTC)", "KIND", "PROBLEM", "MODEL", "MODE", "STATUS",
-                            "TURNS", "BEST", "COST"}};
+  std::vector<Row> rows = {{"ID", "RUN", "WHEN (UTC)", "KIND", "PROBLEM", "MODEL", "MODE", "STATUS", "TURNS", "BEST",
+                            "COST"}};
   for (const auto& e : entries) rows.push_back(e.attempt ? attempt_row(*e.attempt) : run_row(*e.run));
+  return render_columns(rows, {true, true, false, false, false, false, false, false, true, true, true});
+}
+
+std::string render_columns(const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right) {
   std::vector<size_t> width(rows[0].size(), 0);
   for (const auto& row : rows)
     for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
-
-  // Numbers right-aligned, text left-aligned; no trailing spaces.
-  const std::vector<bool> right = {true, false, false, false, false, false, false, true, true, true};
   std::string out;
   for (const auto& row : rows) {
     std::string line;

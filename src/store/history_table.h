@@ -24,15 +24,21 @@ std::vector<HistoryEntry> merge_history(const std::vector<AttemptSummary>& attem
 // As JSON: the attempt's or the run's own object, with "row": "attempt" or "run".
 void to_json(nlohmann::json& j, const HistoryEntry& e);
 
-// Columns: ID ("run N" for a run: 'mgk show --run N'), WHEN (UTC), KIND, PROBLEM, MODEL,
+// Columns: ID ("run N" for a run: 'mgk show --run N'), RUN (the id 'mgk report' and
+// 'mgk show --run' take), WHEN (UTC), KIND, PROBLEM, MODEL,
 // MODE, STATUS (with the exit reason, or an evaluation's verdict), TURNS, BEST (speedup,
 // or a tuning run's best time; "-" without one), COST. Ends with a newline; a line saying
 // so when there is nothing.
 std::string render_history_table(const std::vector<HistoryEntry>& entries);
 std::string render_history_table(const std::vector<AttemptSummary>& attempts);
 
-// "$0.42", "$0.0031" (four decimals below a cent), "$0" for nothing.
-std::string format_cost(double usd);
+// Rows of cells as aligned columns, the first row the header: `right` per column
+// (numbers right-aligned), two spaces between, no trailing spaces; each line ends "\n".
+std::string render_columns(const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right);
+
+// "$0.42", "$0.0031" (four decimals below a cent), "$0" for nothing, "$?" for unknown (a
+// model with no price).
+std::string format_cost(const std::optional<double>& usd);
 
 // "1.84x" or "-".
 std::string format_speedup(const std::optional<double>& speedup);

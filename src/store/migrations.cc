@@ -135,6 +135,18 @@ CREATE TABLE calibrations (
 );
 CREATE INDEX calibrations_by_machine ON calibrations(gpu_model, gpu_count, driver, created_at);
 )sql"},
+
+    // An unknown cost (a model with no price) is NULL, not 0: a turn's, and the totals of its
+    // attempt and run (NULL + x is NULL, so one unknown turn makes them unknown). Dropping a
+    // NOT NULL constraint leaves the stored rows as they are, so the tables' own definitions
+    // are edited (SQLite's documented way for such a change, ALTER TABLE section 7) rather
+    // than rebuilt: a rebuild would cascade deletes through the foreign keys. Old rows keep 0.
+    {"unknown costs as NULL", R"sql(
+PRAGMA writable_schema = ON;
+UPDATE sqlite_schema SET sql = replace(sql, 'cost_usd         REAL NOT NULL DEFAULT 0', 'cost_usd         REAL DEFAULT 0')
+ WHERE type = 'table' AND name IN ('runs', 'attempts', 'turns');
+PRAGMA writable_schema = RESET;
+)sql"},
 };
 
 }  // namespace

@@ -38,7 +38,7 @@ struct RunRecord {
   std::optional<std::string> ended_at;
   nlohmann::json summary;  // set by finish_run (a bench report's pass@k, ...)
   int64_t tokens_in = 0, tokens_out = 0, tokens_cached = 0, tokens_reasoning = 0;
-  double cost_usd = 0;  // sums over the run's turns, kept current by record_turn
+  std::optional<double> cost_usd = 0.0;  // sums over the run's turns (record_turn); none: unknown
   std::optional<double> best_speedup;  // max over the run's correct evaluations of speedup_min
 };
 
@@ -76,7 +76,7 @@ struct AttemptSummary {
   std::optional<std::string> ended_at;
   int turns = 0;
   int64_t tokens_in = 0, tokens_out = 0, tokens_cached = 0, tokens_reasoning = 0;
-  double cost_usd = 0;
+  std::optional<double> cost_usd = 0.0;  // none: unknown (a turn of it had no price)
 };
 
 // One model call of an attempt and what the tool made of the reply.
@@ -89,7 +89,7 @@ struct TurnRecord {
   nlohmann::json messages = nlohmann::json::array();
   std::string reply;  // the model's reply text
   int64_t tokens_in = 0, tokens_out = 0, tokens_cached = 0, tokens_reasoning = 0;
-  double cost_usd = 0;
+  std::optional<double> cost_usd = 0.0;  // none: unknown (the model has no price)
   double latency_s = 0;
   std::string finish_reason;               // as the provider reported it: stop, length, ...
   std::string action;                      // what the reply was taken as: kernel, shell, ...,
@@ -148,7 +148,7 @@ struct AttemptDetail {
 
 // Filters of `mgk history`; unset fields do not filter.
 struct HistoryFilter {
-  std::optional<std::string> problem;  // a glob: "tp/*"
+  std::optional<std::string> problem;  // names and globs, comma-separated (common/name_patterns.h)
   std::optional<std::string> model;    // a glob: "anthropic:*"
   std::optional<Status> status;
   std::optional<std::string> since, until;  // store timestamps, inclusive, on started_at

@@ -26,7 +26,7 @@ void to_json(nlohmann::json& j, const RunRecord& r) {
        {"tokens_out", r.tokens_out},
        {"tokens_cached", r.tokens_cached},
        {"tokens_reasoning", r.tokens_reasoning},
-       {"cost_usd", r.cost_usd},
+       {"cost_usd", or_null(r.cost_usd)},
        {"best_speedup", or_null(r.best_speedup)}};
 }
 
@@ -52,7 +52,7 @@ void to_json(nlohmann::json& j, const AttemptSummary& a) {
        {"tokens_out", a.tokens_out},
        {"tokens_cached", a.tokens_cached},
        {"tokens_reasoning", a.tokens_reasoning},
-       {"cost_usd", a.cost_usd}};
+       {"cost_usd", or_null(a.cost_usd)}};
 }
 
 void to_json(nlohmann::json& j, const TurnRecord& t) {
@@ -64,7 +64,7 @@ void to_json(nlohmann::json& j, const TurnRecord& t) {
        {"tokens_out", t.tokens_out},
        {"tokens_cached", t.tokens_cached},
        {"tokens_reasoning", t.tokens_reasoning},
-       {"cost_usd", t.cost_usd},
+       {"cost_usd", or_null(t.cost_usd)},
        {"latency_s", t.latency_s},
        {"finish_reason", t.finish_reason},
        {"action", t.action},

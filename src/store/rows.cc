@@ -55,7 +55,7 @@ AttemptSummary read_attempt(const Statement& s) {
   a.tokens_out = s.int64(c++);
   a.tokens_cached = s.int64(c++);
   a.tokens_reasoning = s.int64(c++);
-  a.cost_usd = s.real(c++);
+  a.cost_usd = s.optional_real(c++);
   return a;
 }
 
@@ -81,7 +81,7 @@ RunRecord read_run(const Statement& s) {
   r.tokens_out = s.int64(12);
   r.tokens_cached = s.int64(13);
   r.tokens_reasoning = s.int64(14);
-  r.cost_usd = s.real(15);
+  r.cost_usd = s.optional_real(15);
   r.best_speedup = s.optional_real(16);
   return r;
 }
@@ -101,7 +101,7 @@ TurnRecord read_turn(const Statement& s) {
   t.tokens_out = s.int64(5);
   t.tokens_cached = s.int64(6);
   t.tokens_reasoning = s.int64(7);
-  t.cost_usd = s.real(8);
+  t.cost_usd = s.optional_real(8);
   t.latency_s = s.real(9);
   t.finish_reason = s.text(10);
   t.action = s.text(11);

@@ -188,12 +188,14 @@ MergeReport Store::merge_from(const std::filesystem::path& shard) {
         "UPDATE main.attempts SET (tokens_in, tokens_out, tokens_cached, tokens_reasoning, "
         "cost_usd) = (SELECT COALESCE(SUM(tokens_in), 0), COALESCE(SUM(tokens_out), 0), "
         "COALESCE(SUM(tokens_cached), 0), COALESCE(SUM(tokens_reasoning), 0), "
-        "COALESCE(SUM(cost_usd), 0) FROM main.turns t WHERE t.attempt_id = attempts.id) "
+        "CASE WHEN COUNT(*) > COUNT(cost_usd) THEN NULL ELSE COALESCE(SUM(cost_usd), 0) END "
+        "FROM main.turns t WHERE t.attempt_id = attempts.id) "
         "WHERE id IN (SELECT new_id FROM merge_attempt_map);"
         "UPDATE main.runs SET (tokens_in, tokens_out, tokens_cached, tokens_reasoning, "
         "cost_usd) = (SELECT COALESCE(SUM(tokens_in), 0), COALESCE(SUM(tokens_out), 0), "
         "COALESCE(SUM(tokens_cached), 0), COALESCE(SUM(tokens_reasoning), 0), "
-        "COALESCE(SUM(cost_usd), 0) FROM main.attempts a WHERE a.run_id = runs.id) "
+        "CASE WHEN COUNT(*) > COUNT(cost_usd) THEN NULL ELSE COALESCE(SUM(cost_usd), 0) END "
+        "FROM main.attempts a WHERE a.run_id = runs.id) "
         "WHERE id IN (SELECT new_id FROM merge_run_map)");
 
     r.tuning_trials = run_counting(

@@ -1,5 +1,6 @@
 // Store: the read side (history, show, resume).
 #include "common/error.h"
+#include "common/name_patterns.h"
 #include "store/rows.h"
 #include "store/statement.h"
 #include "store/store.h"
@@ -27,22 +28,44 @@ std::string kinds_clause(const std::vector<std::string>& kinds, const char* colu
   return std::string(" AND ") + column + " IN (" + list + ")";
 }
 
+// The problem filter as SQL: "" for none, else " AND (<column> GLOB ? OR ...)" with one pair
+// of parameters per pattern (common/name_patterns.h: the whole name, or the name without
+// its category), bound from 7 on by bind_problems.
+std::string problems_clause(const std::optional<std::string>& problems, const std::string& column) {
+  if (!problems) return "";
+  std::string any;
+  int at = 7;
+  for (size_t i = 0; i < NamePatterns::parse({*problems}).patterns.size(); ++i, at += 2)
+    any += (any.empty() ? "" : " OR ") + column + " GLOB ?" + std::to_string(at) + " OR " + column + " GLOB '*/' || ?" +
+           std::to_string(at + 1);
+  return any.empty() ? "" : " AND (" + any + ")";
+}
+
+void bind_problems(Statement& s, const std::optional<std::string>& problems) {
+  if (!problems) return;
+  int at = 7;
+  for (const std::string& p : NamePatterns::parse({*problems}).patterns) {
+    s.bind(at, p).bind(at + 1, p);
+    at += 2;
+  }
+}
+
 }  // namespace
 
 std::vector<AttemptSummary> Store::history(const HistoryFilter& f) {
   std::lock_guard lock(*mutex_);
   std::string sql = std::string("SELECT ") + rows::kAttemptColumns +
-                    " FROM attempts a WHERE (?1 IS NULL OR a.problem GLOB ?1) "
-                    "AND (?2 IS NULL OR a.model GLOB ?2) AND (?3 IS NULL OR a.status = ?3) "
+                    " FROM attempts a WHERE (?2 IS NULL OR a.model GLOB ?2) AND (?3 IS NULL OR a.status = ?3) "
                     "AND (?4 IS NULL OR a.started_at >= ?4) "
                     "AND (?5 IS NULL OR a.started_at <= ?5) AND (?6 IS NULL OR a.run_id = ?6)" +
-                    kinds_clause(f.kinds, "(SELECT r.kind FROM runs r WHERE r.id = a.run_id)") +
+                    problems_clause(f.problem, "a.problem") + kinds_clause(f.kinds, "(SELECT r.kind FROM runs r WHERE r.id = a.run_id)") +
                     " ORDER BY a.started_at DESC, a.id DESC";
   if (f.limit > 0) sql += " LIMIT " + std::to_string(f.limit);
   Statement s(db_, sql);
-  s.bind(1, f.problem).bind(2, f.model);
+  s.bind(2, f.model);  // ?1 is unused: the problems are ?7 on
   if (f.status) s.bind(3, to_string(*f.status));
   s.bind(4, f.since).bind(5, f.until).bind(6, f.run_id);
+  bind_problems(s, f.problem);
   std::vector<AttemptSummary> out;
   while (s.step()) out.push_back(rows::read_attempt(s));
   return out;
@@ -52,16 +75,16 @@ std::vector<RunRecord> Store::runs_without_attempts(const HistoryFilter& f) {
   std::lock_guard lock(*mutex_);
   std::string sql = std::string("SELECT ") + rows::kRunColumns +
                     " FROM runs r WHERE NOT EXISTS (SELECT 1 FROM attempts a WHERE a.run_id = r.id) "
-                    "AND (?1 IS NULL OR json_extract(r.args, '$.problem') GLOB ?1) "
                     "AND (?2 IS NULL OR r.model GLOB ?2) AND (?3 IS NULL OR r.status = ?3) "
                     "AND (?4 IS NULL OR r.created_at >= ?4) "
                     "AND (?5 IS NULL OR r.created_at <= ?5) AND (?6 IS NULL OR r.id = ?6)" +
-                    kinds_clause(f.kinds, "r.kind") + " ORDER BY r.created_at DESC, r.id DESC";
+                    problems_clause(f.problem, "json_extract(r.args, '$.problem')") + kinds_clause(f.kinds, "r.kind") + " ORDER BY r.created_at DESC, r.id DESC";
   if (f.limit > 0) sql += " LIMIT " + std::to_string(f.limit);
   Statement s(db_, sql);
-  s.bind(1, f.problem).bind(2, f.model);
+  s.bind(2, f.model);  // ?1 is unused: the problems are ?7 on
   if (f.status) s.bind(3, to_string(*f.status));
   s.bind(4, f.since).bind(5, f.until).bind(6, f.run_id);
+  bind_problems(s, f.problem);
   std::vector<RunRecord> out;
   while (s.step()) out.push_back(rows::read_run(s));
   return out;

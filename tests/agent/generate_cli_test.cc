@@ -54,7 +54,7 @@ TEST_F(GenerateCli, AModelWithoutAPriceNeedsOneForACostLimit) {
       {"generate", "--problem", "collectives/all_reduce", "--model", "openai:gpt-unpriced"}, env());
   EXPECT_EQ(r.exit_code, 64) << r.output;
   EXPECT_NE(r.output.find("mgk: error: no price is known for openai:gpt-unpriced, so a cost limit "
-                          "($3) cannot be enforced: give its price in " +
+                          "(--max-cost $3) cannot be enforced: give its price in " +
                           (dir_.path() / "config.json").string()),
             std::string::npos)
       << r.output;
@@ -101,7 +101,7 @@ TEST_F(GenerateCli, ACompileOnlySessionRunsWithoutAGpuAndTellsTheModelNothingRan
   test::CliResult r = test::run_mgk({"generate", "--problem", "collectives/all_reduce", "--model", "openai:gpt-test",
                                      "--turns", "2", "--compile-only"},
                                     env());
-  EXPECT_EQ(r.exit_code, 4) << r.output;  // the turn limit ended it with nothing correct (never run)
+  EXPECT_EQ(r.exit_code, 0) << r.output;  // kernels compiled: all --compile-only finds, as eval --compile-only
   EXPECT_NE(r.output.find("turn 1/2  kernel  compiled"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("best kernel: none correct"), std::string::npos) << r.output;
   auto requests = server_.requests();
@@ -157,6 +157,30 @@ TEST_F(GenerateCli, AResumedSessionKeepsItsSamplingAndLimitsAndTheFlagsGivenOver
   EXPECT_EQ(requests[1].json["temperature"], 0.25);
   EXPECT_EQ(requests[2].json["max_completion_tokens"], 555) << "the flag given wins";
   EXPECT_EQ(requests[2].json["temperature"], 0.25);
+}
+
+// A finished attempt is left as it is: resumed without --turns, or with no more turns than
+// it had, it calls nothing and says so; --turns N gives it more.
+TEST_F(GenerateCli, AResumeOfAFinishedAttemptDoesNothingUnlessAskedForMoreTurns) {
+  for (int i = 0; i < 2; ++i)
+    server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply("no code block, sorry")));
+  test::CliResult first = test::run_mgk({"generate", "--problem", "collectives/all_reduce", "--model", "openai:gpt-test",
+                                         "--turns", "1", "--compile-only"},
+                                        env());
+  ASSERT_EQ(first.exit_code, 4) << first.output;
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"generate", "--resume", "1"},
+                                               std::vector<std::string>{"generate", "--resume", "1", "--turns", "1"}}) {
+    test::CliResult r = test::run_mgk(args, env());
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("attempt 1 is finished (turns_exhausted after 1 turn(s)): nothing to resume; 'mgk show 1' "
+                            "shows it, --turns 2 (or more) gives it more turns"),
+              std::string::npos)
+        << r.output;
+  }
+  EXPECT_EQ(server_.request_count(), 1u) << "no paid call for a finished attempt";
+  test::CliResult more = test::run_mgk({"generate", "--resume", "1", "--turns", "2"}, env());
+  EXPECT_EQ(more.exit_code, 4) << more.output;
+  EXPECT_EQ(server_.request_count(), 2u);
 }
 
 // `--tune` with scripted rank processes (tests/fakes/): the session's kernel is correct and

@@ -62,26 +62,45 @@ TEST_F(AgentTest, ATruncatedReplyGetsItsOwnMessage) {
   EXPECT_EQ(turns[0].finish_reason, "length");
 }
 
-TEST_F(AgentTest, TheCostLimitStopsBeforeTheNextCall) {
-  // Each reply costs (1000 * 2 + 1000 * 8) / 1e6 = $0.01; the third passes the limit.
-  for (int i = 0; i < 3; ++i)
-    server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply("thinking", {1000, 1000})));
+TEST_F(AgentTest, TheCostLimitStopsBeforeACallThatCouldCrossIt) {
+  // Each reply costs (1000 * 2 + 1000 * 8) / 1e6 = $0.01; the next call's worst case is
+  // max tokens (1000) at $8 per million plus the conversation at $2: above $0.008, so the
+  // agent stops once less than that is left of the limit, never after crossing it.
+  server_.respond_with([](const test::RecordedRequest&) {  // as many as it asks for
+    return test::ScriptedResponse::json(200, test::openai_chat_reply("thinking", {1000, 1000}));
+  });
   AgentSetup s = setup(Mode::kRefine, 10);
-  s.limits.max_cost_usd = 0.025;
+  s.limits.max_cost_usd = 0.035;
   s.limits.max_format_errors = 100;
+  s.sampling.max_tokens = 1000;
   auto p = provider("openai:gpt-test");
   AttemptOutcome out = make_agent(s, *p).start(new_run());
   EXPECT_EQ(out.reason, ExitReason::kCostLimit);
-  EXPECT_EQ(out.turns, 3);
-  EXPECT_EQ(server_.request_count(), 3u);
   auto summary = store_.attempt(out.attempt_id);
   EXPECT_EQ(summary->exit_reason, "cost_limit");
-  EXPECT_NEAR(summary->cost_usd, 0.03, 1e-12);
-  EXPECT_EQ(summary->tokens_in, 3000);
-  EXPECT_EQ(summary->tokens_out, 3000);
-  // The run's totals follow the attempt's.
-  EXPECT_NEAR(store_.run(summary->run_id)->cost_usd, 0.03, 1e-12);
+  EXPECT_LE(summary->cost_usd, 0.035) << "the limit is never crossed";
+  EXPECT_GE(out.turns, 1);
+  EXPECT_LE(out.turns, 3);
+  EXPECT_EQ(server_.request_count(), size_t(out.turns));
+  EXPECT_EQ(summary->tokens_in, 1000 * out.turns);
 }
+
+// A $3 limit once let a session spend $4.26: the check looked at what was spent, not at
+// what the next call could cost. A call whose worst case alone exceeds the limit is not made.
+TEST_F(AgentTest, ACallWhoseWorstCaseExceedsTheLimitIsNotMade) {
+  server_.respond_with([](const test::RecordedRequest&) {
+    return test::ScriptedResponse::json(200, test::openai_chat_reply("thinking", {1000, 1000}));
+  });
+  AgentSetup s = setup(Mode::kRefine, 10);
+  s.limits.max_cost_usd = 0.1;  // below 16384 output tokens at $8 per million ($0.13)
+  s.sampling.max_tokens = 16384;
+  auto p = provider("openai:gpt-test");
+  AttemptOutcome out = make_agent(s, *p).start(new_run());
+  EXPECT_EQ(out.reason, ExitReason::kCostLimit);
+  EXPECT_EQ(out.turns, 0);
+  EXPECT_EQ(server_.request_count(), 0u);
+}
+
 
 TEST_F(AgentTest, TheTimeLimitStopsBeforeTheNextCall) {
   server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(kernel_reply(kKernel))));
@@ -120,7 +139,7 @@ TEST_F(AgentTest, AModelWithoutAPriceRefusesACostLimitButRunsWithout) {
     FAIL() << "a cost limit on an unpriced model should be refused";
   } catch (const UsageError& e) {
     std::string m = e.what();
-    EXPECT_EQ(m.find("no price is known for openai:gpt-unpriced, so a cost limit ($3) cannot be "
+    EXPECT_EQ(m.find("no price is known for openai:gpt-unpriced, so a cost limit (--max-cost $3) cannot be "
                      "enforced: give its price in "),
               0u)
         << m;
@@ -138,15 +157,16 @@ TEST_F(AgentTest, AModelWithoutAPriceRefusesACostLimitButRunsWithout) {
 }
 
 TEST_F(AgentTest, TheCostLimitStopsAShellSessionBeforeTheNextCommand) {
-  for (int i = 0; i < 2; ++i)  // $0.01 each: the limit is passed after the second
+  for (int i = 0; i < 2; ++i)  // $0.01 each; the next call's worst case is above $0.008
     server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(bash_reply("true"), {1000, 1000})));
   AgentSetup s = setup(Mode::kShell, 10);
-  s.limits.max_cost_usd = 0.015;
+  s.limits.max_cost_usd = 0.025;
+  s.sampling.max_tokens = 1000;
   auto p = provider("openai:gpt-test");
   AttemptOutcome out = make_agent(s, *p).start(new_run());
   EXPECT_EQ(out.reason, ExitReason::kCostLimit);
-  EXPECT_EQ(out.turns, 2);
-  EXPECT_EQ(server_.request_count(), 2u);
+  EXPECT_EQ(out.turns, 2) << "after two, a third call could cross $0.025: 0.02 + 1000 tokens at $8";
+  EXPECT_EQ(server_.request_count(), size_t(out.turns));
 }
 
 TEST_F(AgentTest, TheTimeLimitStopsAShellSessionBeforeTheNextCommand) {

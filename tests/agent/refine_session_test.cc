@@ -101,7 +101,7 @@ TEST_F(AgentTest, ARefineSessionFixesItsWayToAFastKernelOverOpenAI) {
   EXPECT_EQ(summary->tokens_out, 3050);
   EXPECT_EQ(summary->tokens_cached, 6144);
   EXPECT_EQ(summary->tokens_reasoning, 150);
-  EXPECT_NEAR(summary->cost_usd, cost, 1e-12);
+  EXPECT_NEAR(summary->cost_usd.value(), cost, 1e-12);
   EXPECT_NEAR(out.cost_usd, cost, 1e-12);
 
   auto turns = store_.turns(out.attempt_id);
@@ -157,7 +157,7 @@ TEST_F(AgentTest, ARefineSessionOverAnthropicKeepsTheSystemPromptTopLevel) {
   EXPECT_EQ(summary->tokens_cached, 300);
   EXPECT_EQ(summary->tokens_out, 40 + 900);
   // $2 in, $0.50 cache read, $2.50 cache write, $8 out per million: 0.00132 + 0.009.
-  EXPECT_NEAR(summary->cost_usd, 0.01032, 1e-12);
+  EXPECT_NEAR(summary->cost_usd.value(), 0.01032, 1e-12);
 }
 
 // Two stores sharing one MGK_HOME (a Slurm array: one store per task, one home) number

@@ -144,7 +144,7 @@ TEST_F(AgentTest, AKillWhileTheKernelIsJudgedKeepsThePaidTurnAndAResumeJudgesIt)
   auto turns = store_.turns(1);
   ASSERT_EQ(turns.size(), 1u) << "the paid reply was lost";
   EXPECT_EQ(turns[0].action, store::kTurnPending);
-  const double paid = store_.attempt(1)->cost_usd;
+  const double paid = store_.attempt(1)->cost_usd.value();
   EXPECT_GT(paid, 0);
 
   judge_.push(mismatch_result());

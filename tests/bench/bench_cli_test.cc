@@ -189,13 +189,22 @@ TEST_F(BenchCli, ARerunOfAFinishedRunSpendsNothingAndResumeKeepsTheAttemptsArgum
             std::string::npos)
       << again.output;
   EXPECT_EQ(server_.request_count(), requests);
+  const std::optional<std::string> ended = store::Store::open_read_only(db("a")).run(1)->ended_at;
+  ASSERT_TRUE(ended);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // a rewritten end would differ
+  test::CliResult resumed = test::run_mgk({"bench", "--resume", "1"}, env());
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("run 1 is complete, nothing to resume: 'mgk report 1' shows it"), std::string::npos)
+      << resumed.output;
+  EXPECT_EQ(store::Store::open_read_only(db("a")).run(1)->ended_at, ended) << "a complete run is left as it is";
+  EXPECT_EQ(server_.request_count(), requests);
 
   test::CliResult other = test::run_mgk({"bench", "--resume", "1", "--samples", "3"}, env());
   EXPECT_EQ(other.exit_code, 64) << other.output;
   EXPECT_NE(other.output.find("run 1 has --samples 1; leave --samples out to resume it"), std::string::npos)
       << other.output;
   test::CliResult none = test::run_mgk({"bench", "--resume", "7"}, env());
-  EXPECT_EQ(none.exit_code, 64) << none.output;
+  EXPECT_EQ(none.exit_code, 5) << "not found, as the README's table says: " << none.output;
   EXPECT_NE(none.output.find("no bench run 7"), std::string::npos) << none.output;
   test::CliResult fresh = test::run_mgk({"bench", "--problems", "collectives/*"}, env());
   EXPECT_EQ(fresh.exit_code, 64) << fresh.output;
@@ -276,7 +285,7 @@ TEST_F(BenchCli, TheBudgetStopsNewWorkCleanlyAndAResumeWithMoreFinishesTheRun) {
   EXPECT_EQ(attempts[0].status, store::Status::kDone);
   EXPECT_EQ(attempts[1].status, store::Status::kInterrupted) << "stopped before its second call, resumable";
   EXPECT_EQ(attempts[1].turns, 1);
-  EXPECT_NEAR(s.run(1)->cost_usd, 0.31 + 0.13, 1e-9);
+  EXPECT_NEAR(s.run(1)->cost_usd.value(), 0.31 + 0.13, 1e-9);
   EXPECT_EQ(s.run(1)->status, store::Status::kInterrupted);
 
   test::CliResult more = test::run_mgk({"bench", "--resume", "1", "--max-cost", "5"}, env());
@@ -285,7 +294,7 @@ TEST_F(BenchCli, TheBudgetStopsNewWorkCleanlyAndAResumeWithMoreFinishesTheRun) {
   ASSERT_EQ(attempts.size(), 3u);
   for (const auto& a : attempts) EXPECT_EQ(a.status, store::Status::kDone) << a.problem;
   EXPECT_EQ(attempts[1].turns, 2) << "continued where it stopped";
-  EXPECT_NEAR(s.run(1)->cost_usd, 3 * 0.31, 1e-9);
+  EXPECT_NEAR(s.run(1)->cost_usd.value(), 3 * 0.31, 1e-9);
 }
 
 // On the GPU machine (the lead's H200 run): the suite's collectives (the ones the script

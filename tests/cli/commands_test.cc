@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <regex>
+#include <set>
 
 #include "common/env.h"
 #include "common/file.h"
@@ -111,6 +113,18 @@ TEST_F(Commands, DoctorSpeaksJsonAndNamesTheDefaultStore) {
   EXPECT_EQ(j["failures"], failures);
   EXPECT_TRUE(store_named) << r.output;
   EXPECT_EQ(r.exit_code, failures ? 3 : 0);
+  // Every check has a stable name, each once: scripts find a check by it, not by its text.
+  std::set<std::string> names;
+  const std::regex stable(R"(nvcc|harness|suite|gpus|gpu\.\d+|cuda|peer\.\d+-\d+|gpu_count|nvls|cuda_visible_devices|store|)"
+                          R"(calibration|sandbox|api_key\.[a-z]+|config)");
+  for (const auto& c : j["checks"]) {
+    ASSERT_TRUE(c.contains("name")) << c.dump();
+    const std::string name = c["name"];
+    EXPECT_TRUE(std::regex_match(name, stable)) << name;
+    EXPECT_TRUE(names.insert(name).second) << name << " twice";
+  }
+  for (const char* always : {"nvcc", "harness", "suite", "nvls", "store", "sandbox", "api_key.openai"})
+    EXPECT_TRUE(names.count(always)) << always << "\n" << r.output;
 }
 
 TEST_F(Commands, ProblemsShowSpeaksJson) {
@@ -121,8 +135,27 @@ TEST_F(Commands, ProblemsShowSpeaksJson) {
   EXPECT_EQ(j["name"], "collectives/all_reduce");
   EXPECT_EQ(j["world"], 4);
   ASSERT_FALSE(j["sizes"].empty());
-  EXPECT_EQ(j["sizes"][0]["ranks"].size(), 3u);  // the first, the second and the last rank
+  ASSERT_EQ(j["sizes"][0]["ranks"].size(), 4u);  // every rank
+  for (int rank = 0; rank < 4; ++rank) EXPECT_EQ(j["sizes"][0]["ranks"][rank]["rank"], rank);
   EXPECT_FALSE(j["sizes"][0]["ranks"][0]["inputs"].empty());
+}
+
+// At W = 8 every rank is listed, in the text too; a problem that starts at 4 ranks is shown
+// at 4 unless asked otherwise, and a world outside its range is refused.
+TEST_F(Commands, ProblemsShowListsEveryRankAtTheProblemsSmallestWorldByDefault) {
+  CliResult eight = run_mgk({"problems", "show", "collectives/all_reduce", "--world", "8"}, env());
+  ASSERT_EQ(eight.exit_code, 0) << eight.output;
+  for (int rank = 0; rank < 8; ++rank)
+    EXPECT_NE(eight.output.find("  rank " + std::to_string(rank) + ":"), std::string::npos) << rank << eight.output;
+  CliResult narrow = run_mgk({"problems", "show", "moe/moe_ep_narrow", "--json"}, env());
+  ASSERT_EQ(narrow.exit_code, 0) << narrow.output;
+  EXPECT_EQ(narrow.json()["world"], 4);
+  EXPECT_EQ(narrow.json()["sizes"][0]["ranks"].size(), 4u);
+  CliResult text = run_mgk({"problems", "show", "moe/moe_ep_narrow"}, env());
+  EXPECT_NE(text.output.find("at W=4:"), std::string::npos) << text.output;
+  CliResult two = run_mgk({"problems", "show", "moe/moe_ep_narrow", "--world", "2"}, env());
+  EXPECT_EQ(two.exit_code, 64) << two.output;
+  EXPECT_NE(two.output.find("moe/moe_ep_narrow runs at 4..72 ranks, not --world 2"), std::string::npos) << two.output;
 }
 
 TEST_F(Commands, ProblemsShowSaysWhatTheDimsMustMeet) {
@@ -187,6 +220,37 @@ TEST_F(Commands, CalibrateShowReadsTheStoreWithoutAGpu) {
   CliResult none = run_mgk({"calibrate", "--show"}, empty_env);
   EXPECT_EQ(none.exit_code, 5) << none.output;  // nothing to show, not a bad command line
   EXPECT_NE(none.output.find("no calibration stored in"), std::string::npos) << none.output;
+}
+
+// --version names the commit the binary was built from (a checkout with uncommitted changes
+// is "-dirty"), so a result can be traced to its source; the tests build from a checkout.
+TEST_F(Commands, VersionNamesTheGitCommit) {
+  CliResult r = run_mgk({"--version"}, env());
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(^mgk \S+ \(commit ([0-9a-f]{12})(-dirty)?\)\n$)")))
+      << r.output;
+}
+
+// An eval run's stored args say what was evaluated, so it can be run again from anywhere:
+// the kernel's absolute path, the sizes, the dtype and --compile-only.
+TEST_F(Commands, AnEvalRunStoresTheKernelsAbsolutePathAndTheOptionsThatShapeIt) {
+  const auto copy = dir_.path() / "kernel.cu";  // the expert includes only the primitives
+  std::filesystem::copy_file(mgk::test::source_dir() / "problems/collectives/all_reduce/expert.cu", copy);
+  auto e = env();
+  e["MGK_DB"] = (dir_.path() / "eval.db").string();
+  const std::string relative = std::filesystem::relative(copy).string();  // mgk runs in this directory
+  ASSERT_NE(relative.front(), '/');
+  CliResult r = run_mgk({"eval", "collectives/all_reduce", relative, "--compile-only", "--size", "small,odd",
+                         "--dtype", "f32"},
+                        e);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  store::Store s = store::Store::open_read_only(dir_.path() / "eval.db");
+  const nlohmann::json args = s.runs_of_kind("eval").at(0).args;
+  EXPECT_EQ(args["kernel"], std::filesystem::absolute(copy).lexically_normal().string());
+  EXPECT_EQ(args["size"], (std::vector<std::string>{"small", "odd"}));
+  EXPECT_EQ(args["dtype"], "f32");
+  EXPECT_EQ(args["compile_only"], true);
 }
 
 }  // namespace

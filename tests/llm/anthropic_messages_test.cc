@@ -47,7 +47,7 @@ TEST_F(AnthropicMessagesTest, NormalReplyGivesTextTokensAndExactCost) {
   EXPECT_EQ(reply.usage.output_tokens, 300);
   // $3 in, $0.30 cache read, $3.75 cache write, $15 out per million:
   // 1000*3 + 2000*0.3 + 500*3.75 + 300*15 = 9975 micro$.
-  EXPECT_DOUBLE_EQ(reply.cost_usd, 0.009975);
+  EXPECT_DOUBLE_EQ(reply.cost_usd.value(), 0.009975);
 }
 
 TEST_F(AnthropicMessagesTest, ADatedModelNameIsBilledAtItsFamilysPrice) {
@@ -60,7 +60,7 @@ TEST_F(AnthropicMessagesTest, ADatedModelNameIsBilledAtItsFamilysPrice) {
   Request request;
   request.messages = {{"user", "write it"}};
   // 1000 * $3 + 100 * $15 per million.
-  EXPECT_DOUBLE_EQ(provider->complete(request).cost_usd, 0.0045);
+  EXPECT_DOUBLE_EQ(provider->complete(request).cost_usd.value(), 0.0045);
 }
 
 TEST_F(AnthropicMessagesTest, RequestHasTopLevelSystemMaxTokensAndHeaders) {

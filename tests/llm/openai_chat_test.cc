@@ -48,7 +48,7 @@ TEST_F(OpenAIChatTest, NormalReplyGivesTextTokensAndExactCost) {
   EXPECT_EQ(reply.usage.reasoning_tokens, 50);
   EXPECT_EQ(reply.usage.cache_creation_tokens, 0);
   // gpt-4o: $2.50 / $1.25 cached / $10 per million: 600*2.5 + 400*1.25 + 200*10 = 4000 micro$.
-  EXPECT_DOUBLE_EQ(reply.cost_usd, 0.004);
+  EXPECT_DOUBLE_EQ(reply.cost_usd.value(), 0.004);
   EXPECT_GT(reply.latency_s, 0);
   EXPECT_TRUE(waits_.empty());
 }
@@ -94,7 +94,7 @@ TEST_F(OpenAIChatTest, LocalServerGetsMaxTokensAndNoKeyNorUnsetOptions) {
   request.messages = {{"user", "hi"}};
   request.max_tokens = 77;
   Reply reply = provider->complete(request);
-  EXPECT_EQ(reply.cost_usd, 0);  // no price for a local model
+  EXPECT_EQ(reply.cost_usd, std::nullopt);  // no price for a local model
 
   const mgk::test::RecordedRequest sent = server.requests().at(0);
   EXPECT_EQ(sent.header("authorization"), "");

@@ -139,10 +139,10 @@ TEST(Metrics, UnfinishedAttemptsEnterNoMetricAndFewerSamplesThanKDoNotCount) {
   EXPECT_EQ(m.suite.pass[1].problems, 1);
   // Totals count every attempt; the means per finished attempt and per solved problem.
   EXPECT_EQ(m.total.count, 4);
-  EXPECT_DOUBLE_EQ(m.total.cost_usd, 2.0);
-  EXPECT_DOUBLE_EQ(m.per_attempt->cost_usd, 0.5);
+  EXPECT_DOUBLE_EQ(m.total.cost_usd.value(), 2.0);
+  EXPECT_DOUBLE_EQ(m.per_attempt->cost_usd.value(), 0.5);
   EXPECT_EQ(m.solved, 2);
-  EXPECT_DOUBLE_EQ(m.per_solved->cost_usd, 1.0);
+  EXPECT_DOUBLE_EQ(m.per_solved->cost_usd.value(), 1.0);
   EXPECT_DOUBLE_EQ(m.per_solved->wall_s, 20.0);
 }
 

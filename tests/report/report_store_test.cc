@@ -275,8 +275,8 @@ TEST_F(ReportStore, AnAttemptTheMachineCutShortIsInfrastructureAndOutOfEveryMetr
   EXPECT_EQ(j["runs"][0]["metrics"]["infrastructure"], 1);
 }
 
-TEST_F(ReportStore, AnUnknownRunIsAUsageError) {
-  EXPECT_THROW(build_report(store_, 42), UsageError);
+TEST_F(ReportStore, AnUnknownRunIsNotFound) {
+  EXPECT_THROW(build_report(store_, 42), NotFoundError);  // exit 5, as the README's table says
 }
 
 // The slowest-size rule hides a kernel that wins at one size and loses at another: the

@@ -213,9 +213,25 @@ TEST_F(CliTest, MergeGathersShards) {
   EXPECT_NE(r.out.find("merged " + shard.string() + ": 1 run, 1 attempt, 2 turns, "),
             std::string::npos)
       << r.out;
+  EXPECT_NE(r.out.find("  run ids: kept (the same here as in " + db.string() + ")"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  run ids: 1 -> 3 (" + shard.string() + " -> " + all.string() + ")"), std::string::npos)
+      << "the shard's run 1 is run 3 here (after the two of the first store), and the merge says so: " << r.out;
   Ran h = mgk("--db '" + all.string() + "' history --json");
   ASSERT_EQ(h.exit_code, 0) << h.err;
   EXPECT_EQ(nlohmann::json::parse(h.out).size(), 3u);
+
+  // A merge that fails leaves no --into it created: a missing shard is found before anything
+  // is written (not found), a file that is not a store when it is read.
+  const auto fresh = dir.path() / "fresh.db";
+  Ran missing = mgk("merge '" + (dir.path() / "nosuch.db").string() + "' --into '" + fresh.string() + "'");
+  EXPECT_EQ(missing.exit_code, 5) << missing.err;
+  EXPECT_NE(missing.err.find("no store file"), std::string::npos) << missing.err;
+  EXPECT_FALSE(std::filesystem::exists(fresh));
+  const auto junk = dir.path() / "junk.db";
+  std::ofstream(junk) << "not a database, not at all, but long enough to be read as one";
+  Ran bad = mgk("merge '" + junk.string() + "' --into '" + fresh.string() + "'");
+  EXPECT_NE(bad.exit_code, 0) << bad.out;
+  EXPECT_FALSE(std::filesystem::exists(fresh)) << bad.err;
 
   Ran again = mgk("merge '" + shard.string() + "' --into '" + all.string() + "'");
   EXPECT_NE(again.out.find(": 0 runs, 0 attempts"), std::string::npos) << again.out;

@@ -202,13 +202,13 @@ TEST_F(MergeTest, MergingAShardAgainAfterItGrewBringsInWhatIsNew) {
   EXPECT_EQ(a.exit_reason, "turns_exhausted");
   EXPECT_EQ(a.turns, 2);
   EXPECT_EQ(a.tokens_in, 300);
-  EXPECT_DOUBLE_EQ(a.cost_usd, 0.75);
+  EXPECT_DOUBLE_EQ(a.cost_usd.value(), 0.75);
   EXPECT_EQ(a.best_kernel_hash, kernel);
   EXPECT_EQ(a.best_speedup, 1.25);
   auto merged_run = target.run(a.run_id);
   EXPECT_EQ(merged_run->status, Status::kDone);
   EXPECT_EQ(merged_run->summary, (nlohmann::json{{"attempts", 1}}));
-  EXPECT_DOUBLE_EQ(merged_run->cost_usd, 0.75);
+  EXPECT_DOUBLE_EQ(merged_run->cost_usd.value(), 0.75);
   EXPECT_EQ(target.evaluations_of_attempt(a.id).size(), 1u);
 
   MergeReport third = target.merge_from(growing);  // nothing new now

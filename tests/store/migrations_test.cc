@@ -63,6 +63,40 @@ TEST(Migrations, OlderFileIsMigratedAndKeepsItsRows) {
   EXPECT_EQ(schema_version(db), latest());
 }
 
+// Schema 3: an unknown cost (a model with no price) is stored as NULL, not 0. A file of
+// schema 2 keeps every row (no cascade through the foreign keys) and its known costs; a turn
+// of unknown cost then makes its attempt's and its run's totals unknown.
+TEST(Migrations, UnknownCostsAreStoredAsNullAndOldRowsKeepTheirs) {
+  ASSERT_GE(latest(), 3);
+  mgk::test::TempDir dir;
+  auto path = dir.path() / "v2.db";
+  {
+    Database db = Database::open(path);
+    migrate(db, schema_migrations().first(2));
+    db.exec(
+        "INSERT INTO runs (uuid, kind, model, created_at, cost_usd) VALUES ('u1', 'bench', 'vllm:q', "
+        "'2026-01-01T00:00:00.000Z', 0.5);"
+        "INSERT INTO attempts (run_id, problem, model, mode, prompt_version, started_at, cost_usd) VALUES "
+        "(1, 'collectives/all_reduce', 'vllm:q', 'refine', 'v1', '2026-01-01T00:00:00.000Z', 0.5);"
+        "INSERT INTO turns (attempt_id, turn_index, created_at, cost_usd) VALUES (1, 0, '2026-01-01T00:00:00.000Z', 0.5);");
+    EXPECT_THROW(db.exec("UPDATE turns SET cost_usd = NULL"), Error) << "schema 2 holds no NULL cost";
+  }
+  Store store = Store::open(path);
+  ASSERT_EQ(store.turns(1).size(), 1u) << "the rows survive the migration";
+  EXPECT_EQ(store.turns(1)[0].cost_usd, 0.5);
+  EXPECT_EQ(store.attempt(1)->cost_usd, 0.5);
+  TurnRecord t;
+  t.attempt_id = 1;
+  t.index = 1;
+  t.cost_usd = std::nullopt;  // the model has no price
+  store.record_turn(t);
+  EXPECT_EQ(store.turns(1)[1].cost_usd, std::nullopt);
+  EXPECT_EQ(store.attempt(1)->cost_usd, std::nullopt) << "one unknown turn: the attempt's total is unknown";
+  EXPECT_EQ(store.run(1)->cost_usd, std::nullopt);
+  Database db = Database::open(path);
+  EXPECT_EQ(db.pragma("integrity_check"), "ok");
+}
+
 TEST(Migrations, NewerFileIsRefusedWithAClearMessage) {
   mgk::test::TempDir dir;
   auto path = dir.path() / "future.db";

@@ -94,7 +94,7 @@ TEST(Processes, TwoProcessesWritingAtOnceBothFinish) {
   write_turns("parent");
   ASSERT_EQ(wait_exit_code(child), 0);
   EXPECT_EQ(store.run(run)->tokens_in, 80);
-  EXPECT_DOUBLE_EQ(store.run(run)->cost_usd, 40.0);
+  EXPECT_DOUBLE_EQ(store.run(run)->cost_usd.value(), 40.0);
 }
 
 // A writer killed with SIGKILL at some point of its loop: every turn it reported as
@@ -141,7 +141,7 @@ TEST(Processes, ACrashLosesNothingThatWasCommitted) {
     EXPECT_LE(int64_t(turns.size()), ack[1] + 2);  // at most one committed but not reported
     auto attempt = store.attempt(ack[0]);
     EXPECT_EQ(attempt->tokens_in, 7 * int64_t(turns.size()));
-    EXPECT_DOUBLE_EQ(attempt->cost_usd, 0.25 * double(turns.size()));
+    EXPECT_DOUBLE_EQ(attempt->cost_usd.value(), 0.25 * double(turns.size()));
     EXPECT_EQ(attempt->status, Status::kRunning);  // what a resume picks up
     for (const auto& t : turns) EXPECT_TRUE(store.kernel_source(*t.kernel_hash));
   }

@@ -95,14 +95,14 @@ TEST_F(StoreTest, TurnsRoundTripAndTotalsFollow) {
   EXPECT_EQ(a->tokens_out, 1000);
   EXPECT_EQ(a->tokens_cached, 1500);
   EXPECT_EQ(a->tokens_reasoning, 200);
-  EXPECT_DOUBLE_EQ(a->cost_usd, 0.75);
+  EXPECT_DOUBLE_EQ(a->cost_usd.value(), 0.75);
   auto r = store.run(run);
   EXPECT_EQ(r->tokens_in, 3000);
-  EXPECT_DOUBLE_EQ(r->cost_usd, 0.75);
+  EXPECT_DOUBLE_EQ(r->cost_usd.value(), 0.75);
 
   // A turn index stored twice is refused, and the totals do not move.
   EXPECT_THROW(store.record_turn(turn(attempt, 1, 5, 5, 5.0)), Error);
-  EXPECT_DOUBLE_EQ(store.attempt(attempt)->cost_usd, 0.75);
+  EXPECT_DOUBLE_EQ(store.attempt(attempt)->cost_usd.value(), 0.75);
 }
 
 // The agent stores a reply before it acts on it (pending), then completes it once; its
@@ -114,7 +114,7 @@ TEST_F(StoreTest, APendingTurnIsCompletedOnceAndCountsFromTheStart) {
   t.action = kTurnPending;
   t.feedback = "";
   store.record_turn(t);
-  EXPECT_DOUBLE_EQ(store.attempt(attempt)->cost_usd, 0.25);
+  EXPECT_DOUBLE_EQ(store.attempt(attempt)->cost_usd.value(), 0.25);
   const std::string kernel = store.put_kernel("__global__ void k() {}\n");
   store.complete_turn(attempt, 0, "kernel", kernel, "correct");
   auto turns = store.turns(attempt);
@@ -124,7 +124,7 @@ TEST_F(StoreTest, APendingTurnIsCompletedOnceAndCountsFromTheStart) {
   EXPECT_EQ(turns[0].feedback, "correct");
   EXPECT_THROW(store.complete_turn(attempt, 0, "kernel", kernel, "again"), Error) << "completed twice";
   EXPECT_THROW(store.complete_turn(attempt, 1, "kernel", std::nullopt, "none"), Error) << "no such turn";
-  EXPECT_DOUBLE_EQ(store.attempt(attempt)->cost_usd, 0.25);
+  EXPECT_DOUBLE_EQ(store.attempt(attempt)->cost_usd.value(), 0.25);
 }
 
 TEST_F(StoreTest, ATurnNamingAnUnstoredKernelIsRefusedWhole) {

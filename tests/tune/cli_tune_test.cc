@@ -106,6 +106,8 @@ TEST(TuneCli, UsageErrorsExitWith64AndSayWhatToFix) {
     EXPECT_EQ(r.exit_code, 64);
     EXPECT_NE(r.output.find(c.expected), std::string::npos);
   }
+  // Refused before its first trial, a tuning leaves no run behind (none failed, none running).
+  if (std::filesystem::exists(db)) EXPECT_TRUE(store::Store::open_read_only(db).runs_of_kind("tune").empty());
 }
 
 // On a GPU machine: a short real search over the expert all-reduce's parameters, resumed

@@ -1,0 +1,115 @@
+// Finding and reading runs as a user does, over one small bench run against the scripted
+// model (--compile-only, no GPU): --problems as a list, repeated and from a file;
+// `history --problem` with the same syntax, `history --runs`, `show --run` of a bench run,
+// and `report` of a subset, to standard output, of an eval run and of no run.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "common/file.h"
+#include "scripted_suite.h"
+#include "store/store.h"
+#include "support/mgk_cli.h"
+#include "support/test_paths.h"
+
+namespace mgk::bench::testing {
+namespace {
+
+class BenchRunsCli : public ::testing::Test {
+ protected:
+  BenchRunsCli() {
+    server_.respond_with([](const test::RecordedRequest& r) { return suite_response(r); });
+    std::ofstream(dir_.path() / "config.json") << R"({"prices": {"gpt-test": {"input": 100, "output": 100}}})";
+  }
+  std::map<std::string, std::string> env() {
+    return {{"MGK_HOME", (dir_.path() / "home").string()},
+            {"MGK_DB", (dir_.path() / "a.db").string()},
+            {"MGK_CONFIG", (dir_.path() / "config.json").string()},
+            {"OPENAI_API_KEY", "sk-test-bench"},
+            {"OPENAI_BASE_URL", server_.url() + "/v1"}};
+  }
+  // Run 1: three problems named three ways.
+  void bench_three() {
+    const auto file = dir_.path() / "subset.txt";
+    std::ofstream(file) << "# one more\nbroadcast\n";
+    test::CliResult r = test::run_mgk({"bench", "--model", "openai:gpt-test", "--problems", "collectives/all_gather",
+                                       "--problems", "all_reduce,collectives/all_gather", "--problems-file",
+                                       file.string(), "--turns", "1", "--compile-only"},
+                                      env());
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+
+  test::TempDir dir_{"mgk-bench-runs"};
+  test::ScriptedServer server_;
+};
+
+TEST_F(BenchRunsCli, ProblemsAsAListRepeatedAndFromAFileAndTheSameSyntaxInHistoryAndReport) {
+  bench_three();
+  store::Store s = store::Store::open_read_only(dir_.path() / "a.db");
+  EXPECT_EQ(s.run(1)->args["problem_list"],
+            (std::vector<std::string>{"collectives/all_gather", "collectives/all_reduce", "collectives/broadcast"}));
+  EXPECT_EQ(s.attempts_of_run(1).size(), 3u);
+
+  test::CliResult h = test::run_mgk({"history", "--problem", "all_gather,collectives/broad*"}, env());
+  EXPECT_EQ(h.exit_code, 0) << h.output;
+  EXPECT_NE(h.output.find("collectives/all_gather"), std::string::npos) << h.output;
+  EXPECT_NE(h.output.find("collectives/broadcast"), std::string::npos) << h.output;
+  EXPECT_EQ(h.output.find("collectives/all_reduce"), std::string::npos) << h.output;
+
+  test::CliResult rep = test::run_mgk({"report", "1", "--problems", "all_gather", "--problems", "broadcast",
+                                       "--format", "json"},
+                                      env());
+  ASSERT_EQ(rep.exit_code, 0) << rep.output;
+  EXPECT_EQ(rep.json()["runs"][0]["metrics"]["finished"], 2) << rep.output;
+  test::CliResult whole = test::run_mgk({"report", "1", "--format", "json"}, env());
+  EXPECT_EQ(whole.json()["runs"][0]["metrics"]["finished"], 3) << whole.output;
+}
+
+TEST_F(BenchRunsCli, HistoryRunsListsEveryRunAndShowRunOfABenchRunIsATableOfItsAttempts) {
+  bench_three();
+  test::CliResult runs = test::run_mgk({"history", "--runs"}, env());
+  ASSERT_EQ(runs.exit_code, 0) << runs.output;
+  for (const char* part : {"RUN  WHEN (UTC)", "KIND   MODEL", "PROBLEMS", "STATUS", "PASS@1", "bench  openai:gpt-test",
+                           "3 x 1", "done", "not run", "'mgk report RUN' for a bench run"})
+    EXPECT_NE(runs.output.find(part), std::string::npos) << part << "\n" << runs.output;
+  test::CliResult json = test::run_mgk({"history", "--runs", "--json"}, env());
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  const nlohmann::json j = nlohmann::json::parse(json.output);
+  ASSERT_EQ(j.size(), 1u) << json.output;
+  EXPECT_EQ(j[0]["kind"], "bench");
+
+  test::CliResult attempts = test::run_mgk({"history"}, env());
+  EXPECT_NE(attempts.output.find("ID  RUN  WHEN (UTC)"), std::string::npos) << attempts.output;
+
+  test::CliResult show = test::run_mgk({"show", "--run", "1"}, env());
+  ASSERT_EQ(show.exit_code, 0) << show.output;
+  EXPECT_EQ(show.output.find("summary  {"), std::string::npos) << "no raw JSON line: " << show.output;
+  for (const char* part : {"run 1: bench with openai:gpt-test", "ID  RUN  WHEN (UTC)", "collectives/all_reduce",
+                           "collectives/broadcast", "'mgk report 1' shows the run's pass@k"})
+    EXPECT_NE(show.output.find(part), std::string::npos) << part << "\n" << show.output;
+}
+
+TEST_F(BenchRunsCli, ReportToStandardOutputOfAnEvalRunAndOfNoRun) {
+  bench_three();
+  test::CliResult html = test::run_mgk({"report", "1", "--format", "html", "-o", "-"}, env());
+  ASSERT_EQ(html.exit_code, 0) << html.output.substr(0, 400);
+  EXPECT_NE(html.output.find("<html"), std::string::npos);
+  EXPECT_EQ(html.output.find("wrote -"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists("-"));
+
+  const auto kernel = test::source_dir() / "problems/collectives/all_reduce/expert.cu";
+  test::CliResult eval = test::run_mgk({"eval", "collectives/all_reduce", kernel.string(), "--compile-only"}, env());
+  ASSERT_EQ(eval.exit_code, 0) << eval.output;
+  test::CliResult of_eval = test::run_mgk({"report", "2"}, env());
+  EXPECT_EQ(of_eval.exit_code, 64) << of_eval.output;
+  EXPECT_NE(of_eval.output.find("mgk: error: run 2 is an eval run; 'mgk report' reads bench runs ('mgk show --run 2' "
+                                "shows this one)"),
+            std::string::npos)
+      << of_eval.output;
+  test::CliResult none = test::run_mgk({"report", "9"}, env());
+  EXPECT_EQ(none.exit_code, 5) << none.output;
+  EXPECT_NE(none.output.find("no run 9 in"), std::string::npos) << none.output;
+}
+
+}  // namespace
+}  // namespace mgk::bench::testing
