@@ -95,7 +95,8 @@ __global__ void keep(const float* Y, const bf16* bd, const int* sel, const float
       if (base + sel[t * K + j] % group == owner)
 #else
       if (base + sel[t * K + j] / EL == owner)
-#endif contrib[(t * K + j) * N + n] = __float2bfloat16_rn(prob[t * K + j] * y);
+#endif
+        contrib[(t * K + j) * N + n] = __float2bfloat16_rn(prob[t * K + j] * y);
   }
 }
 
