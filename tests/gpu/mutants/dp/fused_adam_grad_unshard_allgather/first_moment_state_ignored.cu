@@ -1,5 +1,5 @@
-// Mutant of tests/gpu/candidates/dp/fused_adam_grad_unshard_allgather.cu. Class: a missing numerical safeguard misplaced (epsilon inside the square root).
-// sqrt(v_hat + eps) instead of sqrt(v_hat) + eps: the RMSprop/Adafactor placement of epsilon.
+// Mutant of tests/gpu/candidates/dp/fused_adam_grad_unshard_allgather.cu. Class: a missing term (the first moment's state).
+// m starts from zero instead of the m0 input: the first-step Adam of a freshly built optimizer.
 //
 // The plain candidate's description:
 // Plain: Adam in fp32 on this rank's shard into symmetric memory, a barrier, then every
@@ -15,9 +15,9 @@ __global__ void adam(const __nv_bfloat16* g, const __nv_bfloat16* w0, const __nv
                      int64_t n, float bc1, float bc2, __nv_bfloat16* w, __nv_bfloat16* m_out, __nv_bfloat16* v_out) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     const float gi = __bfloat162float(g[i]);
-    const float m = float(kBeta1) * __bfloat162float(m0[i]) + float(1.0 - kBeta1) * gi;
+    const float m = float(1.0 - kBeta1) * gi;  // m0 not read
     const float v = float(kBeta2) * __bfloat162float(v0[i]) + float(1.0 - kBeta2) * gi * gi;
-    w[i] = __float2bfloat16(__bfloat162float(w0[i]) - float(kLr) * (m / bc1) / sqrtf(v / bc2 + float(kEps)));
+    w[i] = __float2bfloat16(__bfloat162float(w0[i]) - float(kLr) * (m / bc1) / (sqrtf(v / bc2) + float(kEps)));
     m_out[i] = __float2bfloat16(m);
     v_out[i] = __float2bfloat16(v);
   }
