@@ -1,4 +1,4 @@
-// tests/gpu/candidates/moe_plain.cuh with four one-line bugs behind MOE_MUTANT (1: the top-K
+// tests/gpu/candidates/moe_plain.cuh with four bugs (each one line, in the LoRA path too) behind MOE_MUTANT (1: the top-K
 // probabilities renormalised, 2: GELU for SiLU, 3: the down projection's bias missing, 4: experts
 // placed round-robin over the EP group instead of in contiguous blocks), for the mutants of the
 // MoE forwards beside it. Everything else is the plain candidate's code, unchanged.
@@ -106,7 +106,12 @@ __global__ void activation_lora(const float* G, const float* U, const float* GL,
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < M * I; i += int64_t(gridDim.x) * blockDim.x) {
     const float g = rb(rb(G[i] + __bfloat162float(bg[i % I])) + rb(GL[i]));
     const float u = rb(rb(U[i] + __bfloat162float(bu[i % I])) + rb(UL[i]));
-    a[i] = __float2bfloat16_rn(rb(g / (1.0f + expf(-g))) * u);
+#if MOE_MUTANT == 2
+    const float act = 0.5f * g * (1.0f + tanhf(0.7978845608f * (g + 0.044715f * g * g * g)));
+#else
+    const float act = g / (1.0f + expf(-g));
+#endif
+    a[i] = __float2bfloat16_rn(rb(act) * u);
   }
 }
 
@@ -114,7 +119,11 @@ __global__ void activation_lora(const float* G, const float* U, const float* GL,
 // keep() with a zero bias applies the probabilities.
 __global__ void lora_output(float* Y, const bf16* bd, const float* DL, int64_t M, int64_t N) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < M * N; i += int64_t(gridDim.x) * blockDim.x)
+#if MOE_MUTANT == 3
+    Y[i] = rb(rb(Y[i]) + rb(DL[i]));
+#else
     Y[i] = rb(rb(Y[i] + __bfloat162float(bd[i % N])) + rb(DL[i]));
+#endif
 }
 
 __global__ void to_bf16(const float* v, int64_t n, bf16* out) {
