@@ -1,5 +1,5 @@
 // Mutant of tests/gpu/candidates/tp/embedding_lookup.cu. Class: off by one in an index (the id not made local).
-// The owner's table is indexed by the global id instead of id - owner * VL: the shard offset forgotten.
+// The owner's table is indexed by the global id (clamped to its VL rows, as F.embedding callers clamp) instead of id - owner * VL: the shard offset forgotten.
 //
 // The plain candidate's description:
 // Plain: after a barrier, one thread per owner walks this rank's ids in order and gives each
@@ -24,7 +24,7 @@ __global__ void copy_rows_kernel(const int64_t* ids, const int64_t* place, int64
     const int64_t k = i / d, id = ids[k];
     const int owner = int(id / vl);
     __nv_bfloat16 v = __float2bfloat16(0.0f);
-    if (owner >= first && owner < end) v = static_cast<const __nv_bfloat16*>(tables[owner])[id * d + i % d];
+    if (owner >= first && owner < end) v = static_cast<const __nv_bfloat16*>(tables[owner])[(id < vl ? id : vl - 1) * d + i % d];
     out[place[k] * d + i % d] = v;
   }
 }

@@ -1,5 +1,5 @@
-// Mutant of tests/gpu/candidates/moe/moe_pre_all2all.cu. Class: off by one in an index (the second pick not taken mod E).
-// The second expert is first + step without the wrap-around mod 8, so tokens whose pick passes the last expert are lost.
+// Mutant of tests/gpu/candidates/moe/moe_pre_all2all.cu. Class: a wrong transpose (the routing map [M, E] instead of [E, M]).
+// The routing map written token-major (row t, column e) where the statement lays it out expert-major.
 //
 // The plain candidate's description:
 // Plain: each rank builds its routing map and its expert-major token order (one block: a
@@ -13,7 +13,7 @@
 namespace {
 __device__ void picks(const int64_t* first, const int64_t* step, int64_t t, int64_t* a, int64_t* b) {
   *a = first[t];
-  *b = first[t] + step[t];
+  *b = (first[t] + step[t]) % 8;
 }
 
 __global__ void order_kernel(const int64_t* first, const int64_t* step, int64_t m, int e_count, int64_t* sorted) {
@@ -47,7 +47,7 @@ __global__ void map_kernel(const int64_t* first, const int64_t* step, int64_t m,
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < e_count * m; i += int64_t(gridDim.x) * blockDim.x) {
     int64_t a, b;
     picks(first, step, i % m, &a, &b);
-    map[i] = (i / m == a || i / m == b) ? 1.0f : 0.0f;
+    map[(i % m) * e_count + i / m] = (i / m == a || i / m == b) ? 1.0f : 0.0f;
   }
 }
 

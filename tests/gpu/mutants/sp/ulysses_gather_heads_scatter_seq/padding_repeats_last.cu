@@ -1,5 +1,5 @@
-// Mutant of tests/gpu/candidates/sp/ulysses_gather_heads_scatter_seq.cu. Class: a missing numerical safeguard (the bound on the padded sequence).
-// Positions past the end of the sequence are read instead of zeroed: the tail check dropped where T is not a multiple of W.
+// Mutant of tests/gpu/candidates/sp/ulysses_gather_heads_scatter_seq.cu. Class: a missing numerical safeguard (the zero padding past the sequence).
+// Positions past the end of the sequence repeat the last position (replicate padding, or a clamped index) instead of being zero.
 //
 // The plain candidate's description:
 // Plain: after a barrier, every output element is loaded from the rank that owns its head,
@@ -16,7 +16,7 @@ __global__ void gather_kernel(void* const* x, __nv_bfloat16* y, int64_t n, int64
     const int s = int(k / H);
     const int64_t h = k % H, pos = rank * TL + t;
     y[i] = s >= first && s < end
-               ? static_cast<const __nv_bfloat16*>(x[s])[((b * T + pos) * H + h) * D + d]
+               ? static_cast<const __nv_bfloat16*>(x[s])[((b * T + (pos < T ? pos : T - 1)) * H + h) * D + d]
                : __float2bfloat16(0.0f);
   }
 }
