@@ -4,7 +4,8 @@
 // (a wrong output; the checks catch it) or `runtime_error` (a non-finite or out-of-bounds
 // crash is a failure too); anything else, `correct` first, fails the test. One line per
 // mutant: problem, mutant, verdict and the last size's failure. Needs one GPU (ctest label
-// `gpu`); skips itself where there is none.
+// `gpu`); skips itself where there is none. All of them (230-odd evaluations, the defaults
+// include the large presets) take hours: a device visit selects with MGK_MUTANT_PROBLEMS.
 //
 // What runs (environment):
 //   MGK_MUTANT_PROBLEMS  comma-separated globs (default: every problem that has mutants)
