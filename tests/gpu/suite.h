@@ -2,6 +2,7 @@
 // that must fail on every problem at every preset (suite.md: zeros, a constant, a copy of
 // the input, and the reference's work without its communication). Paths only, no GPU.
 #pragma once
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -41,6 +42,21 @@ inline std::vector<Degenerate> degenerates(const std::string& problem) {
                                {"copy_input", dir / "copy_input.cu", {}}};
   if (has_local_only(problem)) d.push_back({"local_only", plain_candidate(problem), {"MGK_LOCAL_ONLY=1"}});
   return d;
+}
+
+// tests/gpu/mutants/<category>/<name>/: the problem's mutants (tests/gpu/mutants/README.md),
+// each its plain candidate with one plausible bug that must be judged incorrect under the
+// problem's defaults. Every *.cu there, sorted; empty when the problem has no folder.
+inline std::filesystem::path mutants_dir(const std::string& problem) { return tests_dir() / "gpu/mutants" / problem; }
+
+inline std::vector<std::filesystem::path> mutants(const std::string& problem) {
+  std::vector<std::filesystem::path> out;
+  const auto dir = mutants_dir(problem);
+  if (!std::filesystem::is_directory(dir)) return out;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.is_regular_file() && e.path().extension() == ".cu") out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 }  // namespace mgk::test

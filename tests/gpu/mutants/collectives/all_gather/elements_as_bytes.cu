@@ -1,0 +1,12 @@
+// Mutant of tests/gpu/candidates/all_gather.cu. Class: off by one in an index (element count used as a byte count).
+// The block size is taken as numel, not numel * element size: a count mixed up with bytes.
+#include "../../../candidates/simple_common.cuh"
+SIMPLE_SETUP_TEARDOWN
+
+MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor* out, int, cudaStream_t s) {
+  size_t bytes = size_t(in[0].numel);
+  MGK_CUDA_TRY(ctx, simple::barrier(ctx, s));
+  for (int r = 0; r < ctx->world_size; ++r)
+    MGK_CUDA_TRY(ctx, simple::copy(in[0].host_peers[r], static_cast<char*>(out[0].data) + r * bytes, bytes, s));
+  return 0;
+}

@@ -1,0 +1,13 @@
+// Mutant of tests/gpu/candidates/all_to_all.cu. Class: off by one in an index (element count used as a byte count).
+// The chunk size is numel / W, not bytes / W: a count mixed up with bytes.
+#include "../../../candidates/simple_common.cuh"
+SIMPLE_SETUP_TEARDOWN
+
+MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor* out, int, cudaStream_t s) {
+  size_t chunk = size_t(out[0].numel) / ctx->world_size;
+  MGK_CUDA_TRY(ctx, simple::barrier(ctx, s));
+  for (int p = 0; p < ctx->world_size; ++p)
+    MGK_CUDA_TRY(ctx, simple::copy(static_cast<const char*>(in[0].host_peers[p]) + ctx->rank * chunk,
+                                   static_cast<char*>(out[0].data) + p * chunk, chunk, s));
+  return 0;
+}

@@ -1,0 +1,13 @@
+// Mutant of tests/gpu/candidates/gather.cu. Class: a missing term (the root's own share).
+// The root pulls only its peers, as if its own block were already in place (in-place gather).
+#include "../../../candidates/simple_common.cuh"
+SIMPLE_SETUP_TEARDOWN
+
+MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor* out, int, cudaStream_t s) {
+  size_t bytes = mgk::nbytes(in[0]);
+  MGK_CUDA_TRY(ctx, simple::barrier(ctx, s));
+  if (ctx->rank == 0)
+    for (int r = 1; r < ctx->world_size; ++r)
+      MGK_CUDA_TRY(ctx, simple::copy(in[0].host_peers[r], static_cast<char*>(out[0].data) + r * bytes, bytes, s));
+  return 0;
+}

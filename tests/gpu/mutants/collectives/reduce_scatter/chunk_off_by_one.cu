@@ -1,0 +1,11 @@
+// Mutant of tests/gpu/candidates/reduce_scatter.cu. Class: off by one in a rank offset.
+// Rank r reduces chunk r + 1 (mod W): the chunk a ring reduce-scatter ends on, taken as the rank's own.
+#include "../../../candidates/simple_common.cuh"
+SIMPLE_SETUP_TEARDOWN
+
+MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor* out, int, cudaStream_t s) {
+  int64_t c = out[0].numel;
+  MGK_CUDA_TRY(ctx, simple::barrier(ctx, s));
+  MGK_CUDA_TRY(ctx, simple::sum(out[0].dtype, in[0].peers, ctx->world_size, int64_t((ctx->rank + 1) % ctx->world_size) * c, out[0].data, c, s));
+  return 0;
+}

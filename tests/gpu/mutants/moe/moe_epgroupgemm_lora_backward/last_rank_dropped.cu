@@ -1,0 +1,31 @@
+// Mutant of tests/gpu/candidates/moe/moe_epgroupgemm_lora_backward.cu. Class: a missing term (one rank's share).
+// The gradients of W - 1 ranks are summed: a ring's step count used as the count of terms.
+//
+// The plain candidate's description:
+// Plain: every rank copies its three gradients into its symmetric workspace; after a barrier
+// each rank sums every rank's copy (rank order, fp32, one rounding to bf16) into its own
+// buffers, which are the outputs (in place). The workspace copy is what makes in place safe:
+// peers read the copies, never the buffers being overwritten.
+#include "../../../candidates/plain_compute.cuh"
+
+MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
+  size_t bytes = 0;
+  for (int k = 0; k < ctx->num_inputs; ++k) bytes += mgk::nbytes(ctx->inputs[k]);
+  return plain::setup(ctx, {bytes});
+}
+MGK_EXPORT void mgk_teardown(mgk_ctx* ctx) { plain::teardown(ctx); }
+
+// out[k] is in[k]'s buffer.
+MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int n_in, const mgk_tensor* out, int, cudaStream_t s) {
+  plain::State& st = plain::state(ctx);
+  MGK_CUDA_TRY(ctx, simple::barrier(ctx, s));  // no peer still reads this rank's copies of the last call
+  int64_t at = 0;
+  for (int k = 0; k < n_in; at += in[k].numel, ++k)
+    MGK_CUDA_TRY(ctx, cudaMemcpyAsync(static_cast<__nv_bfloat16*>(st.sym[0].local) + at, in[k].data, mgk::nbytes(in[k]),
+                                      cudaMemcpyDeviceToDevice, s));
+  MGK_CUDA_TRY(ctx, simple::barrier(ctx, s));  // every rank's copies are in place
+  at = 0;
+  for (int k = 0; k < n_in; at += out[k].numel, ++k)
+    MGK_CUDA_TRY(ctx, simple::sum(MGK_BF16, st.sym[0].peers, ctx->world_size - 1, at, out[k].data, out[k].numel, s));
+  return 0;
+}

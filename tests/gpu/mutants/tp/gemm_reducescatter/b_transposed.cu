@@ -1,0 +1,22 @@
+// Mutant of tests/gpu/candidates/tp/gemm_reducescatter.cu. Class: a wrong transpose.
+// B [KL, N] read as if stored [N, KL] (op T): the nn.Linear weight convention assumed for a K x N operand.
+//
+// The plain candidate's description:
+// Plain: P_r = A_r B_r (cuBLAS, bf16 out, all M rows) into symmetric workspace; rank r then
+// sums its block of rows of every rank's P in fp32, in rank order.
+#include "../../../candidates/plain_compute.cuh"
+
+MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
+  return plain::setup(ctx, {size_t(mgk::dim(ctx, "M") * mgk::dim(ctx, "N")) * 2});
+}
+MGK_EXPORT void mgk_teardown(mgk_ctx* ctx) { plain::teardown(ctx); }
+
+MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor* out, int, cudaStream_t s) {
+  const int64_t M = mgk::dim(ctx, "M"), ML = mgk::dim(ctx, "ML"), N = mgk::dim(ctx, "N"), KL = mgk::dim(ctx, "KL");
+  const mgk_sym_buffer& P = plain::state(ctx).sym[0];
+  MGK_CUDA_TRY(ctx, simple::barrier(ctx, s));  // no peer still reads this rank's P of the last call
+  MGK_CUBLAS_TRY(ctx, plain::gemm(ctx, s, false, true, M, N, KL, in[0].data, KL, in[1].data, KL, P.local, N));
+  MGK_CUDA_TRY(ctx, simple::barrier(ctx, s));  // every P is written
+  MGK_CUDA_TRY(ctx, plain::sum_over_ranks(ctx, P.peers, ctx->rank * ML * N, out[0].data, ML * N, s));
+  return 0;
+}
