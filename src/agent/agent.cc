@@ -347,10 +347,9 @@ Agent::StepResult Agent::execute_refine(const std::string& reply_text, int index
   if (!resent && first->second != index) {
     const std::string turn = std::to_string(first->second + 1);
     r.outcome += " (unchanged from turn " + turn + ")";
-    // Prompt text belongs in prompts/; this one line is kept here until the feedback
-    // templates take a variable for it (prompts/ is being reworked for issue 35).
-    r.feedback = "Unchanged from turn " + turn + ": this kernel is byte-identical to that turn's" +
-                 (result.compile_cached ? " (its build was reused)" : "") + "; it was judged again.\n\n" + r.feedback;
+    r.feedback = deps_.prompts->render("feedback/unchanged",
+                                       {{"turn", turn}, {"build_reused", result.compile_cached ? "1" : ""}}) +
+                 "\n" + r.feedback;
   }
   if (ctrl_c() && result.verdict == eval::Verdict::kInfrastructure) {
     r.interrupted = true;
