@@ -82,12 +82,20 @@ std::string nvcc_version() {
 
 namespace {
 
-// Where the trusted headers live: lines from them are not judged.
-std::vector<fs::path> trusted_dirs(const fs::path& root) {
-  std::vector<fs::path> dirs = {root / "sandbox/include", root / "primitives", "/usr/include", "/usr/lib/gcc",
-                                "/usr/local/include", "/usr/local/cuda", "/opt/nvidia"};
+// The toolchain's own headers: covered by nvcc's version and the system's packages, so the
+// fast path does not hash them (mgk's headers and anything else it does).
+std::vector<fs::path> system_dirs() {
+  std::vector<fs::path> dirs = {"/usr/include", "/usr/lib/gcc", "/usr/local/cuda", "/opt/nvidia"};
   const fs::path nvcc = fs::weakly_canonical(nvcc_path());
   if (nvcc.has_parent_path()) dirs.push_back(nvcc.parent_path().parent_path());  // the toolkit nvcc belongs to
+  return dirs;
+}
+
+// Where the trusted headers live: lines from them are not judged. The toolchain's, mgk's own,
+// and /usr/local/include (trusted, but hashed by the fast path: no package version covers it).
+std::vector<fs::path> trusted_dirs(const fs::path& root) {
+  std::vector<fs::path> dirs = {root / "sandbox/include", root / "primitives", "/usr/local/include"};
+  for (auto& d : system_dirs()) dirs.push_back(std::move(d));
   return dirs;
 }
 
@@ -129,14 +137,6 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// The toolchain's own headers: covered by nvcc's version and the system's packages, so the
-// fast path does not hash them (mgk's headers and anything else it does).
-std::vector<fs::path> system_dirs() {
-  std::vector<fs::path> dirs = {"/usr/include", "/usr/lib/gcc", "/usr/local/cuda", "/opt/nvidia"};
-  const fs::path nvcc = fs::weakly_canonical(nvcc_path());
-  if (nvcc.has_parent_path()) dirs.push_back(nvcc.parent_path().parent_path());
-  return dirs;
-}
 
 // Why the built library is refused, if it is: its exports, and for a candidate its imports,
 // the names it defines and its host instructions.
@@ -311,7 +311,7 @@ CompileResult compile(const CompileRequest& req) {
   // The exact bytes read above are what nvcc sees: a copy under one name, in a folder that
   // depends only on the bytes, compiled from there (so nvcc's messages name kStagedName).
   WorkDir work(cache.root() / "tmp");
-  const fs::path staged = cache.stage(r.kernel_hash, r.source, work.path);
+  const fs::path staged = cache.stage(r.kernel_hash, r.source);
   const fs::path staged_dir = staged.parent_path();
   r.phases.lookup = seconds_since(t0);
 

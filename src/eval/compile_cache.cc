@@ -174,17 +174,9 @@ fs::path CompileCache::entry(const std::string& build_key) const {
   return root_ / build_key.substr(0, 2) / build_key;
 }
 
-fs::path CompileCache::stage(const std::string& kernel_hash, const std::string& bytes, const fs::path& scratch) const {
+fs::path CompileCache::stage(const std::string& kernel_hash, const std::string& bytes) const {
   const fs::path staged = root_ / "staged" / kernel_hash.substr(0, 2) / kernel_hash / kStagedName;
-  if (fs::exists(staged)) return staged;
-  fs::create_directories(staged.parent_path());
-  const fs::path tmp = scratch / "staged";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << bytes;
-    if (!out.flush()) throw Error("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, staged);
+  if (!fs::exists(staged)) write_atomically(staged, bytes);
   return staged;
 }
 

@@ -63,8 +63,7 @@ class CompileCache {
   std::filesystem::path library(const std::string& build_key) const { return entry(build_key) / "kernel.so"; }
   // Where a kernel is staged: <root>/staged/<hash>/kernel.cu, written once (atomically); not
   // the src/ of earlier versions, which kept copies under their own names beside it.
-  std::filesystem::path stage(const std::string& kernel_hash, const std::string& bytes,
-                              const std::filesystem::path& scratch) const;
+  std::filesystem::path stage(const std::string& kernel_hash, const std::string& bytes) const;
 
   // The build key the fast path finds for `pre_key` with the kernel in `kernel_dir`, if its
   // library is there and its manifest holds.
