@@ -9,6 +9,7 @@
 #include "common/file.h"
 #include "common/env.h"
 #include "common/error.h"
+#include "common/text.h"
 #include "problems/catalog.h"
 #include "problems/resolve.h"
 #include "agent/rules_prompt.h"
@@ -27,12 +28,6 @@ std::string number(double v) {
   return buf;
 }
 
-// Multi-line values go into templates without their final newline; the template owns the
-// layout around them.
-std::string chomp(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
-  return s;
-}
 
 std::string init_text(const problems::InputInit& init) {
   return init.dist + "(" + number(init.a) + ", " + number(init.b) + ")";

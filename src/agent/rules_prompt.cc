@@ -1,5 +1,6 @@
 #include "agent/rules_prompt.h"
 
+#include "common/text.h"
 #include "eval/candidate_rules.h"
 #include "eval/compile.h"
 
@@ -25,19 +26,15 @@ std::string bullet(const std::string& text) {
 }  // namespace
 
 std::string rule_text(const PromptLibrary& prompts, const std::string& rule_id) {
-  std::string t = prompts.render("rules/" + rule_id, {});
-  while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
-  return t;
+  return chomp(prompts.render("rules/" + rule_id, {}));
 }
 
 std::string build_section(const PromptLibrary& prompts, const std::string& arch) {
   std::string rules;
   for (const auto& r : eval::candidate_rules()) rules += (rules.empty() ? "" : "\n") + bullet(rule_text(prompts, r.id));
-  std::string s = prompts.render("parts/build", {{"nvcc_flags", joined(eval::nvcc_flags(arch))},
-                                                 {"libraries", joined(eval::linked_libraries(false))},
-                                                 {"rules", rules}});
-  while (!s.empty() && s.back() == '\n') s.pop_back();
-  return s;
+  return chomp(prompts.render("parts/build", {{"nvcc_flags", joined(eval::nvcc_flags(arch))},
+                                              {"libraries", joined(eval::linked_libraries(false))},
+                                              {"rules", rules}}));
 }
 
 }  // namespace mgk::agent

@@ -64,4 +64,9 @@ std::string to_valid_utf8(std::string_view bytes) {
   return out;
 }
 
+std::string chomp(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
 }  // namespace mgk

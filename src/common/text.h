@@ -19,6 +19,10 @@ std::string cut_marker(size_t cut_chars);
 // and its last `keep` bytes (limit >= 2 * keep). The marker counts the bytes left out.
 std::string cut_middle(std::string_view text, size_t limit = kOutputLimit, size_t keep = kOutputKeep);
 
+// `s` without its trailing newlines, carriage returns and spaces: a multi-line value goes
+// into a template without them, and the template owns the layout around it.
+std::string chomp(std::string s);
+
 // Replaces every byte that is not part of a well-formed UTF-8 sequence with U+FFFD.
 std::string to_valid_utf8(std::string_view bytes);
 
