@@ -86,21 +86,17 @@ bool faster_than(const AttemptResult& r, double p) {
 
 namespace {
 
-std::optional<double> median_of(const nlohmann::json& timing) {
-  if (!timing.is_object() || !timing.contains("median_us") || !timing["median_us"].is_number()) return std::nullopt;
-  return timing["median_us"].get<double>();
-}
-
-std::vector<SizeTiming> size_timings(const nlohmann::json& sizes) {
+// From the stored result as the evaluator typed it (eval::EvalResult::from_json).
+std::vector<SizeTiming> size_timings(const nlohmann::json& result) {
   std::vector<SizeTiming> out;
-  for (const auto& j : sizes) {
+  for (const eval::SizeResult& s : eval::EvalResult::from_json(result).sizes) {
     SizeTiming t;
-    t.size = j.value("size", "");
-    t.reference_us = median_of(j.value("reference", nlohmann::json()));
-    t.kernel_us = median_of(j.value("candidate", nlohmann::json()));
-    if (j.value("credible", true) && j.value("speedup", 0.0) > 0) t.speedup = j["speedup"].get<double>();
-    const double bytes = j.value("link_bytes", 0.0);
-    if (bytes > 0 && t.kernel_us && *t.kernel_us > 0 && t.speedup) t.link_gbps = bytes / (*t.kernel_us * 1e-6) / 1e9;
+    t.size = s.size;
+    if (s.reference) t.reference_us = s.reference->median_us;
+    if (s.candidate) t.kernel_us = s.candidate->median_us;
+    if (s.credible && s.speedup > 0) t.speedup = s.speedup;
+    if (s.link_bytes > 0 && t.kernel_us && *t.kernel_us > 0 && t.speedup)
+      t.link_gbps = s.link_bytes / (*t.kernel_us * 1e-6) / 1e9;
     out.push_back(t);
   }
   return out;
@@ -163,7 +159,7 @@ AttemptResult classify(const AttemptData& a) {
     r.timed = best->speedup_min.has_value() || std::any_of(sizes.begin(), sizes.end(), store::candidate_timed);
     if (r.credible) r.speedup = best->speedup_min;
     if (r.timed) r.roofline_fraction = median_roofline(best->result);
-    if (r.timed) r.sizes = size_timings(sizes);
+    if (r.timed) r.sizes = size_timings(best->result);
     else r.not_timed_because = eval::ranks_share_gpu(best->gpus) ? "ranks shared a GPU" : "not timed";
   } else if (best && outcome_of(*best) == Outcome::kCompiled) {
     r.not_timed_because = "compile only";
