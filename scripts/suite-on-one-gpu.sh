@@ -24,6 +24,12 @@
 #      unless the one before ends sooner, so more may run at once without running out of
 #      memory; the starts' spacing also bounds the pace (N large evaluations >= N x LARGE_SETTLE).
 #      A line's time is its evaluation's own; a start the gate held back says for how long.
+#   6. the mutants (tests/gpu/mutants/NAME/*.cu: the plain candidate with one plausible bug),
+#      each judged as a user would judge it: `mgk eval NAME MUTANT.cu` at the problem's default
+#      presets, default trials, at its smallest world of WORLDS, expected caught (incorrect or
+#      runtime_error); a mutant judged correct is a hole in the problem's checks. SKIP_LARGE=1
+#      leaves large out of the defaults (caught without it is caught with it; the converse is
+#      not so: a line "correct" then still needs large to be sure); MUTANTS=0 leaves them out.
 # Usage: scripts/suite-on-one-gpu.sh OUT [BIN]   (BIN: a build dir or a folder with mgk)
 #   PROBLEMS  comma-separated globs (default: every problem but the collectives)
 #   KEEP_LOGS=bad  deletes the logs of evaluations that went as expected (a device visit
@@ -32,7 +38,7 @@
 #             world's presets a short visit left out
 #   PLAIN=0   leaves the plain candidate out (e.g. with DEGENERATES=all: the degenerates alone)
 #   JOBS      evaluations at once (default 4); WORLDS (default "2 4 8"); ALL_PRESETS; STAGES (default
-#             "1 2 3 4 5": which of the above run, e.g. "2 3" to finish a visit cut short)
+#             "1 2 3 4 5 6": which of the above run, e.g. "2 3" to finish a visit cut short)
 # Prints one line per evaluation and a summary; exits 1 when any verdict is not the expected one
 # (OUT/bad-logs.txt lists their logs).
 set -uo pipefail
@@ -47,7 +53,7 @@ cands="$root/tests/gpu/candidates"
 
 # The jobs, one per line: EXPECT NAME WORLD PRESETS KERNEL [DEFINE], KERNEL "reference" for 3.
 "$mgk" problems --json > "$out/problems.json" || { echo "suite-on-one-gpu: mgk problems failed" >&2; exit 1; }
-python3 - "$out" "$cands" "${PROBLEMS:-}" "${WORLDS:-2 4 8}" "${REFERENCE_W1:-0}" "${SKIP_LARGE:-0}" "${ALL_PRESETS:-0}" "${PRESETS:-}" "${LARGE_DEGENERATES:-1}" "${DEGENERATES:-turns}" "${PLAIN:-1}" <<'PY' || exit 1
+python3 - "$out" "$cands" "${PROBLEMS:-}" "${WORLDS:-2 4 8}" "${REFERENCE_W1:-0}" "${SKIP_LARGE:-0}" "${ALL_PRESETS:-0}" "${PRESETS:-}" "${LARGE_DEGENERATES:-1}" "${DEGENERATES:-turns}" "${PLAIN:-1}" "$root/tests/gpu/mutants" "${MUTANTS:-1}" <<'PY' || exit 1
 import fnmatch, json, os, sys
 out, cands = sys.argv[1], sys.argv[2]
 globs = [g for g in sys.argv[3].split(",") if g]
@@ -59,13 +65,16 @@ if sys.argv[10] not in ("turns", "all"):
     sys.exit(f"suite-on-one-gpu: DEGENERATES={sys.argv[10]}: say 'all' (each degenerate at every preset) or leave it unset (they take turns)")
 every_degenerate = sys.argv[10] == "all"
 with_plain = sys.argv[11] != "0"
-stages = {n: [] for n in range(1, 6)}
+mutants_dir, with_mutants = sys.argv[12], sys.argv[13] != "0"
+stages = {n: [] for n in range(1, 7)}
 selected = []
 for p in json.load(open(os.path.join(out, "problems.json"))):
     name = p["name"]
     if not (any(fnmatch.fnmatchcase(name, g) for g in globs) if globs else not name.startswith("collectives/")):
         continue
     plain = os.path.join(cands, name + ".cu")
+    if not os.path.exists(plain):  # the collectives' plain candidates sit at the top
+        plain = os.path.join(cands, name.split("/")[-1] + ".cu")
     if not os.path.exists(plain):
         sys.exit(f"suite-on-one-gpu: no plain candidate for {name} ({plain})")
     selected.append(name)
@@ -95,6 +104,11 @@ for p in json.load(open(os.path.join(out, "problems.json"))):
         if s == "large" and not (has_large and large_degenerates):
             continue
         stages[5 if s == "large" else 2].append(f"incorrect {name} {ws[(i + turn) % len(ws)]} {s} {degs[(i + turn) % len(degs)]}")
+    mutant_dir = os.path.join(mutants_dir, name)
+    if with_mutants and ws and os.path.isdir(mutant_dir):
+        defaults = [s for s in p["default_sizes"] if s != "large" or not skip_large]
+        for m in sorted(f for f in os.listdir(mutant_dir) if f.endswith(".cu")):
+            stages[6].append(f"caught {name} {ws[0]} {','.join(defaults)} {os.path.join(mutant_dir, m)}")
     if with_reference:
         w1_sizes = [s for s in ("tiny", "pkb", "odd") if s in presets]
         if w1_sizes:
@@ -144,7 +158,9 @@ run_one() {
     # large evaluation's minutes, and what large adds (sizes past 2^31 bytes, grid limits) one
     # trial shows.
     # A degenerate is checked at each of its sizes (--keep-going), not only up to the first.
-    if [ "$expect" != correct ]; then args+=(--trials 1 --back-to-back 0 --keep-going)
+    # A mutant is judged at the defaults (trials, calls, stop at the first failure): a user's run.
+    if [ "$expect" = caught ]; then :
+    elif [ "$expect" != correct ]; then args+=(--trials 1 --back-to-back 0 --keep-going)
     elif [ "$sizes" = large ]; then args+=(--trials 1 --back-to-back 2)
     else args+=(--trials 2 --back-to-back 4); fi
   fi
@@ -206,7 +222,8 @@ if int(queued):
     notes.append(f"after {queued} s at the large-memory gate")
 if notes:
     took += f" ({', '.join(notes)})"
-ok = verdict == expect
+# A mutant is caught by a wrong output or by a crash it causes (a non-finite or out-of-bounds result).
+ok = verdict == expect or (expect == "caught" and verdict in ("incorrect", "runtime_error"))
 # The spec's "requires" refuses a world the edited copy allows but the problem does not have
 # (top-2 of E = W = 1 experts): no verdict either way.
 outside = verdict == "no result" and "is outside the problem" in failure
@@ -227,7 +244,7 @@ PY
 export -f run_one
 
 : > "$out/verdicts.txt"; : > "$out/bad-logs.txt"
-for n in ${STAGES:-1 2 3 4 5}; do
+for n in ${STAGES:-1 2 3 4 5 6}; do
   [ "$n" = 5 ] && parallel="${LARGE_JOBS:-2}" || parallel="${JOBS:-4}"
   xargs -r -a "$out/jobs$n.txt" -L 1 -P "$parallel" bash -c 'run_one "$@"' _ | tee -a "$out/verdicts.txt"
 done

@@ -184,7 +184,7 @@ ExitCode list(const ProblemsArgs& a) {
     for (const auto& s : specs)
       j.push_back({{"name", s.name}, {"title", s.title}, {"category", s.category}, {"pkb_id", s.pkb_id ? *s.pkb_id : 0},
                    {"min_world", s.min_world}, {"max_world", s.max_world}, {"dtypes", s.dtypes}, {"sizes", s.size_names},
-                   {"expert", has_expert(s)}});
+                   {"default_sizes", s.default_sizes}, {"expert", has_expert(s)}});
     for (const auto& [name, error] : broken) j.push_back({{"name", name}, {"error", error}});
     std::cout << j.dump(2) << "\n";
   } else {
