@@ -68,15 +68,19 @@ std::string describe_mismatch(const std::string& report) {
 
 std::string mismatch_report(const eval::EvalResult& r) {
   std::string out;
-  for (const auto& s : r.sizes) {
-    if (s.correct) {
-      out += "- size " + s.size + ": correct\n";
-      continue;
+  auto report = [&](const std::vector<eval::SizeResult>& sizes, const std::string& where) {
+    for (const auto& s : sizes) {
+      if (s.correct) {
+        out += "- " + where + "size " + s.size + ": correct\n";
+        continue;
+      }
+      out += "- " + where + "size " + s.size + ": " + (s.failure.empty() ? "wrong" : s.failure) + " (" +
+             std::to_string(s.trials_passed) + " trial(s) passed before)\n";
+      if (!s.mismatch.empty()) out += "  " + describe_mismatch(s.mismatch) + "\n";
     }
-    out += "- size " + s.size + ": " + (s.failure.empty() ? "wrong" : s.failure) + " (" +
-           std::to_string(s.trials_passed) + " trial(s) passed before)\n";
-    if (!s.mismatch.empty()) out += "  " + describe_mismatch(s.mismatch) + "\n";
-  }
+  };
+  report(r.sizes, r.structure_checks.empty() ? "" : "W = " + std::to_string(r.world_size) + ", ");
+  for (const auto& c : r.structure_checks) report(c.sizes, "W = " + std::to_string(c.world) + " (ranks sharing GPUs), ");
   return out;
 }
 

@@ -67,11 +67,15 @@ eval::EvalResult HostPaths::relative(eval::EvalResult r) const {
   r.message = relative(r.message);
   r.compile_log = relative(r.compile_log);
   r.phase = relative(r.phase);
-  for (auto& s : r.sizes) {
-    s.failure = relative(s.failure);
-    s.mismatch = relative(s.mismatch);
-    s.not_credible = relative(s.not_credible);
-  }
+  auto scrub = [&](std::vector<eval::SizeResult>& sizes) {
+    for (auto& s : sizes) {
+      s.failure = relative(s.failure);
+      s.mismatch = relative(s.mismatch);
+      s.not_credible = relative(s.not_credible);
+    }
+  };
+  scrub(r.sizes);
+  for (auto& c : r.structure_checks) scrub(c.sizes);
   return r;
 }
 

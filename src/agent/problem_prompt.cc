@@ -163,6 +163,18 @@ PromptTexts read_prompt_texts(const problems::Spec& spec) {
   return t;
 }
 
+// The worlds above this one the evaluator also checks the kernel at (problems::StructureCheck);
+// empty when there are none.
+std::string structure_check_text(const PromptLibrary& prompts, const problems::Spec& spec, int world_size) {
+  std::string worlds;
+  for (int w : spec.structure_check.worlds)
+    if (w > world_size) worlds += (worlds.empty() ? "" : ", ") + std::to_string(w);
+  if (worlds.empty()) return "";
+  return chomp(prompts.render("parts/structure_check", {{"world_size", std::to_string(world_size)},
+                                                        {"worlds", worlds},
+                                                        {"why", spec.structure_check.why}}));
+}
+
 std::string render_problem(const PromptLibrary& prompts, const PromptInputs& in) {
   if (in.spec == nullptr) throw Error("render_problem: no problem spec");
   const problems::Spec& spec = *in.spec;
@@ -172,6 +184,7 @@ std::string render_problem(const PromptLibrary& prompts, const PromptInputs& in)
                                     {"world_size", std::to_string(in.world_size)},
                                     {"tensors", chomp(tensors_table(spec, dtype))},
                                     {"sizes", chomp(sizes_list(spec, in.world_size))},
+                                    {"structure_check", structure_check_text(prompts, spec, in.world_size)},
                                     {"tolerance", chomp(tolerance_text(prompts, spec))},
                                     {"reference_source", chomp(in.texts.reference_source)},
                                     {"shell_mode", in.mode == Mode::kShell ? "1" : ""}});

@@ -80,6 +80,7 @@ void show_json(const problems::Spec& s, const ProblemsArgs& a) {
                       {"world", a.world},
                       {"dtypes", s.dtypes},
                       {"default_sizes", s.default_sizes},
+                      {"structure_check", {{"worlds", s.structure_check.worlds}, {"why", s.structure_check.why}}},
                       {"requires", requirements},
                       {"statement", read_file(s.statement_path(), "problem statement")},
                       {"sizes", sizes},
@@ -101,6 +102,12 @@ void show(ProblemsArgs a) {
             << ", default sizes " << join(s.default_sizes, ",") << "\n";
   for (const auto& q : s.requirements)
     std::cout << "requires " << q.expr << " (" << q.why << ")\n";
+  std::cout << "worlds checked: the evaluation's own (timed)";
+  for (int w : s.structure_check.worlds) std::cout << ", " << w;
+  if (!s.structure_check.worlds.empty())
+    std::cout << " when the evaluation's is smaller (checked, not timed, ranks sharing GPUs: "
+              << s.structure_check.why << ")";
+  std::cout << "\n";
   const auto tails = problems::tail_sizes(s, s.default_sizes, "", a.world);
   std::cout << (tails.empty() ? "tails: NONE of the default sizes has a byte count that is not a multiple of 16"
                               : "tails: the default sizes include " + join(tails, ",") +
@@ -184,7 +191,8 @@ ExitCode list(const ProblemsArgs& a) {
     for (const auto& s : specs)
       j.push_back({{"name", s.name}, {"title", s.title}, {"category", s.category}, {"pkb_id", s.pkb_id ? *s.pkb_id : 0},
                    {"min_world", s.min_world}, {"max_world", s.max_world}, {"dtypes", s.dtypes}, {"sizes", s.size_names},
-                   {"default_sizes", s.default_sizes}, {"expert", has_expert(s)}});
+                   {"default_sizes", s.default_sizes}, {"structure_worlds", s.structure_check.worlds},
+                   {"expert", has_expert(s)}});
     for (const auto& [name, error] : broken) j.push_back({{"name", name}, {"error", error}});
     std::cout << j.dump(2) << "\n";
   } else {

@@ -2,7 +2,9 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <random>
 #include <set>
@@ -236,6 +238,82 @@ void end_early(EvalResult& res, Verdict verdict, const std::string& what, const 
   }
 }
 
+// What one group of ranks needs: the kernels to load and where its ranks keep their files.
+struct GroupInputs {
+  const EvalOptions& o;
+  const MachineInfo& machine;
+  fs::path work;
+  fs::path ref_lib, cand_lib;
+};
+
+// Starts ranks over `gpus`, loads both kernels and runs each size of `sizes` (checks, and
+// timing where `timed`), appending each to `out` and stopping at the first failure unless
+// --keep-going. `code_ran` turns true once the candidate's library is loaded. Throws what
+// the group throws (HangError, RankError).
+void run_group(const GroupInputs& in, const std::vector<int>& gpus, const std::vector<SizePlan>& sizes, bool timed,
+               const std::function<void(const std::string&)>& progress, EvalResult& res, std::vector<SizeResult>& out,
+               bool& code_ran) {
+  const EvalOptions& o = in.o;
+  const double timeout = o.timeout_seconds;
+  const bool shared = ranks_share_gpu(gpus);
+  GroupSpec gs{harness_path(), std::nullopt, gpus, in.work, {}};
+  if (!o.kernel_is_reference) {
+    gs.candidate = candidate_path();
+    gs.candidate_reads = {in.cand_lib.parent_path()};
+    for (int g : gpus) gs.gpu_ids.push_back({in.machine.gpus[g].uuid, in.machine.gpus[g].device_node});
+  }
+  progress("starting " + std::to_string(gpus.size()) + " ranks");
+  RankGroup group(gs);
+  res.isolation = gs.candidate ? runner::to_string(group.candidate_isolation()) : "";
+  if (shared) {  // NCCL refuses two ranks on one GPU, and the reference is not run
+    group.command({wire::Init{}}, "init (CUDA context)", std::max(timeout, 120.0));
+  } else {
+    wire::Reply id = group.command_one(0, wire::NcclId{}, "NCCL id", 60);
+    group.command({wire::Init{id.nccl_id, timed}}, "init (CUDA context, NCCL communicator)", std::max(timeout, 120.0));
+  }
+  code_ran = true;  // loading runs its static initialisers
+  for (const auto& r : group.command({wire::Load{in.ref_lib.string(), in.cand_lib.string(), o.kernel_is_reference}},
+                                     "loading the kernels", std::max(timeout, 60.0))) {
+    res.protocol_overhead_us = std::max(res.protocol_overhead_us, r.protocol_overhead_us);
+    res.protocol_spread_us = std::max(res.protocol_spread_us, r.protocol_spread_us);
+  }
+  EvalOptions so = o;  // the sizes' progress lines go through this group's prefix
+  so.progress = progress;
+  bool failed_before = false;  // --keep-going: a later size is checked, not timed
+  for (const auto& size_plan : sizes) {
+    throw_if_interrupted();
+    SizeResult sr;
+    sr.size = size_plan.size;
+    SizeRun run{group, so, size_plan, sr, res.protocol_spread_us};
+    run.progress("allocating, mgk_setup");
+    group.command(per_rank_prepare(size_plan), "prepare " + size_plan.size + " (allocate, mgk_setup)",
+                  std::max(timeout, 120.0));
+    sr.correct = run_trials(run, !shared) && run_back_to_back(run) && (!timed || failed_before || run_timing(run));
+    group.command({wire::Teardown{}}, "teardown " + size_plan.size, std::max(timeout, 60.0));
+    out.push_back(sr);
+    failed_before = failed_before || !sr.correct;
+    if (!sr.correct && !o.keep_going) break;
+  }
+}
+
+// The structure check's GPUs: the evaluation's, dealt round-robin to `world` ranks.
+std::vector<int> structure_gpus(const std::vector<int>& gpus, int world) {
+  std::vector<int> out;
+  for (int r = 0; r < world; ++r) out.push_back(gpus[r % gpus.size()]);
+  return out;
+}
+
+// The presets the structure check runs: the evaluation's, without `large` where others are
+// left (ranks sharing a GPU each hold a large preset's buffers; a layout bug shows at any size).
+std::vector<std::string> structure_sizes(const std::vector<SizePlan>& sizes) {
+  std::vector<std::string> out;
+  for (const auto& s : sizes)
+    if (s.size != "large") out.push_back(s.size);
+  if (out.empty())
+    for (const auto& s : sizes) out.push_back(s.size);
+  return out;
+}
+
 }  // namespace
 
 bool ranks_share_gpu(const std::vector<int>& gpus) {
@@ -322,57 +400,49 @@ EvalResult evaluate(const EvalOptions& o) {
     fs::create_directories(work);
     fs::copy_file(ref.library, cand_lib, fs::copy_options::overwrite_existing);
   }
-  const double timeout = o.timeout_seconds;
   // Until the candidate's library is loaded nothing of its code has run: a rank failing or
   // hanging before then (a GPU too full for another CUDA context, NCCL) is the machine's or
   // mgk's, and must not be scored against the kernel.
   bool candidate_code_ran = false;
+  std::string stage;  // "" for the evaluation's own world; the structure check's "at W = N ..."
   auto ended_early = [&](Verdict once_loaded, const std::string& what, const std::string& phase) {
-    if (candidate_code_ran) end_early(res, once_loaded, what, phase, o.keep_going);
+    const std::string said = stage.empty() ? what : stage + ": " + what;
+    if (candidate_code_ran) end_early(res, once_loaded, said, phase, o.keep_going);
     else end_early(res, Verdict::kInfrastructure,
-                   what + " (before the candidate's code was loaded: the machine or mgk failed, not the kernel)",
+                   said + " (before the candidate's code was loaded: the machine or mgk failed, not the kernel)",
                    phase, o.keep_going);
     res.wall_seconds = seconds_since(t0);
     return res;
   };
+  const GroupInputs group_inputs{o, machine, work, ref.library, cand_lib};
   try {
-    GroupSpec gs{harness_path(), std::nullopt, res.gpus, work, {}};
-    if (!o.kernel_is_reference) {
-      gs.candidate = candidate_path();
-      gs.candidate_reads = {cand_lib.parent_path()};
-      for (int g : res.gpus) gs.gpu_ids.push_back({machine.gpus[g].uuid, machine.gpus[g].device_node});
+    run_group(group_inputs, res.gpus, plan.sizes, res.timed, progress, res, res.sizes, candidate_code_ran);
+    // Worlds where the problem's structure exists, if this one lacks it: checked, not timed.
+    const bool all_passed = !failed_sizes_message(res.sizes, o.keep_going);
+    for (int world : spec.structure_check.worlds) {
+      if (!all_passed || world <= o.world_size) continue;
+      const EvalPlan at_world = plan_evaluation(o.problem, structure_sizes(plan.sizes), o.dtype, world);
+      res.structure_checks.push_back({world, structure_gpus(res.gpus, world), {}});
+      StructureCheckResult& check = res.structure_checks.back();
+      const std::vector<SizeResult>& checked = check.sizes;
+      stage = "at W = " + std::to_string(world) + " (the structure check, ranks sharing GPUs)";
+      candidate_code_ran = false;
+      const std::string prefix = "structure check at W = " + std::to_string(world) + ": ";
+      auto check_progress = [&](const std::string& what) { progress(prefix + what); };
+      EvalResult untimed_group;  // its protocol figures are not the timed group's
+      run_group({o, machine, work / ("world-" + std::to_string(world)), ref.library, cand_lib}, check.gpus,
+                at_world.sizes, false, check_progress, untimed_group, check.sizes, candidate_code_ran);
+      const auto failed = std::find_if(checked.begin(), checked.end(), [](const SizeResult& s) { return !s.correct; });
+      if (failed != checked.end()) {
+        res.wall_seconds = seconds_since(t0);
+        res.verdict = Verdict::kIncorrect;
+        res.message = "incorrect " + stage + " at size " + failed->size + ": " + failed->failure + " (correct at W = " +
+                      std::to_string(o.world_size) + "; checked at W = " + std::to_string(world) + " because " +
+                      spec.structure_check.why + ")";
+        return res;
+      }
     }
-    progress("starting " + std::to_string(o.world_size) + " ranks");
-    RankGroup group(gs);
-    res.isolation = gs.candidate ? runner::to_string(group.candidate_isolation()) : "";
-    if (shared) {  // NCCL refuses two ranks on one GPU, and the reference is not run
-      group.command({wire::Init{}}, "init (CUDA context)", std::max(timeout, 120.0));
-    } else {
-      wire::Reply id = group.command_one(0, wire::NcclId{}, "NCCL id", 60);
-      group.command({wire::Init{id.nccl_id, res.timed}}, "init (CUDA context, NCCL communicator)",
-                    std::max(timeout, 120.0));
-    }
-    candidate_code_ran = true;  // loading runs its static initialisers
-    for (const auto& r : group.command({wire::Load{ref.library.string(), cand_lib.string(), o.kernel_is_reference}},
-                                       "loading the kernels", std::max(timeout, 60.0))) {
-      res.protocol_overhead_us = std::max(res.protocol_overhead_us, r.protocol_overhead_us);
-      res.protocol_spread_us = std::max(res.protocol_spread_us, r.protocol_spread_us);
-    }
-    bool failed_before = false;  // --keep-going: a later size is checked, not timed
-    for (const auto& size_plan : plan.sizes) {
-      throw_if_interrupted();
-      SizeResult sr;
-      sr.size = size_plan.size;
-      SizeRun run{group, o, size_plan, sr, res.protocol_spread_us};
-      run.progress("allocating, mgk_setup");
-      group.command(per_rank_prepare(size_plan), "prepare " + size_plan.size + " (allocate, mgk_setup)",
-                    std::max(timeout, 120.0));
-      sr.correct = run_trials(run, !shared) && run_back_to_back(run) && (!res.timed || failed_before || run_timing(run));
-      group.command({wire::Teardown{}}, "teardown " + size_plan.size, std::max(timeout, 60.0));
-      res.sizes.push_back(sr);
-      failed_before = failed_before || !sr.correct;
-      if (!sr.correct && !o.keep_going) break;
-    }
+    stage.clear();
   } catch (const HangError& e) {
     return ended_early(Verdict::kTimeout, e.what(), e.phase);
   } catch (const RankError& e) {
@@ -398,6 +468,9 @@ EvalResult evaluate(const EvalOptions& o) {
                 (speeds.empty() ? "" : "; speedup over the reference: " + speeds) +
                 (suspicious.empty() ? "" : "; NOT CREDIBLE, so no speedup is reported (at " + suspicious + ")") +
                 (res.not_timed.empty() ? "" : "; not timed: " + res.not_timed);
+  for (const auto& c : res.structure_checks)
+    res.message += "; correct too at W = " + std::to_string(c.world) + " (the structure check, " +
+                   std::to_string(c.sizes.size()) + " size(s), not timed)";
   return res;
 }
 

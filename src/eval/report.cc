@@ -24,6 +24,18 @@ std::string cell_time(const std::optional<Timing>& t) {
 }
 
 std::string pad(const std::string& s, size_t w) { return s.size() >= w ? s + " " : s + std::string(w - s.size(), ' '); }
+
+// "  why: ..." and the first mismatch of a size that failed.
+void failure_lines(std::ostream& out, const SizeResult& s) {
+  out << "  why: " << s.failure << "\n";
+  if (s.mismatch.empty()) return;
+  auto m = nlohmann::json::parse(s.mismatch);
+  out << "  first mismatch: output '" << m.value("output", "") << "' rank " << m.value("rank", -1) << " index "
+      << m.value("index", "") << ": got " << (m["got"].is_null() ? "nan" : m["got"].dump()) << ", expected "
+      << m["expected"].dump();
+  if (m.value("bound", 0.0) > 0) out << " (allowed error " << m["bound"].dump() << ")";
+  out << "; " << m.value("failures", 0ull) << " of " << m.value("numel", 0ll) << " elements wrong\n";
+}
 }  // namespace
 
 std::string format_report(const EvalResult& r, const std::string& gpu_model) {
@@ -50,18 +62,17 @@ std::string format_report(const EvalResult& r, const std::string& gpu_model) {
           << pad(cell_time(s.candidate), 30) << pad(sp, 9) << pad(roof, 14) << (s.correct ? "correct" : "INCORRECT")
           << "\n";
       if (s.candidate && !s.credible) out << "  no speedup: not credible: " << (s.not_credible.empty() ? "below the timing floor" : s.not_credible) << "\n";
-      if (!s.correct) {
-        out << "  why: " << s.failure << "\n";
-        if (!s.mismatch.empty()) {
-          auto m = nlohmann::json::parse(s.mismatch);
-          out << "  first mismatch: output '" << m.value("output", "") << "' rank " << m.value("rank", -1) << " index "
-              << m.value("index", "") << ": got " << (m["got"].is_null() ? "nan" : m["got"].dump()) << ", expected "
-              << m["expected"].dump();
-          if (m.value("bound", 0.0) > 0) out << " (allowed error " << m["bound"].dump() << ")";
-          out << "; " << m.value("failures", 0ull) << " of " << m.value("numel", 0ll) << " elements wrong\n";
-        }
-      }
+      if (!s.correct) failure_lines(out, s);
     }
+  }
+  for (const auto& c : r.structure_checks) {
+    std::string on;
+    for (int g : c.gpus) on += (on.empty() ? "" : ",") + std::to_string(g);
+    out << "structure check at W = " << c.world << " (GPUs " << on << ", ranks sharing them; checked, not timed):";
+    for (const auto& s : c.sizes) out << " " << s.size << " " << (s.correct ? "correct" : "INCORRECT");
+    out << "\n";
+    for (const auto& s : c.sizes)
+      if (!s.correct) failure_lines(out, s);
   }
   std::string floors;
   for (const auto& s : r.sizes)

@@ -27,21 +27,7 @@ Timing timing_from(const nlohmann::json& j) {
   t.per_rank_median_us = j.value("per_rank_median_us", std::vector<double>{});
   return t;
 }
-}  // namespace
-
-const char* to_string(Verdict v) {
-  for (const auto& [k, n] : kNames)
-    if (k == v) return n;
-  return "unknown";
-}
-
-Verdict verdict_from_string(const std::string& s) {
-  for (const auto& [k, n] : kNames)
-    if (s == n) return k;
-  throw Error("unknown verdict '" + s + "'");
-}
-
-nlohmann::json EvalResult::to_json() const {
+nlohmann::json sizes_json(const std::vector<SizeResult>& sizes) {
   nlohmann::json sj = nlohmann::json::array();
   for (const auto& s : sizes) {
     nlohmann::json j{{"size", s.size},
@@ -64,6 +50,54 @@ nlohmann::json EvalResult::to_json() const {
     j["roofline_fraction"] = s.roofline_fraction ? nlohmann::json(*s.roofline_fraction) : nlohmann::json(nullptr);
     sj.push_back(j);
   }
+  return sj;
+}
+
+std::vector<SizeResult> sizes_from(const nlohmann::json& array) {
+  std::vector<SizeResult> sizes;
+  for (const auto& sj : array) {
+    SizeResult s;
+    s.size = sj.value("size", "");
+    s.correct = sj.value("correct", false);
+    s.trials_passed = sj.value("trials_passed", 0);
+    s.failure = sj.value("failure", "");
+    s.failure_kind = sj.value("failure_kind", "");
+    s.timed_calls_checked = sj.value("timed_calls_checked", 0);
+    s.credible = sj.value("credible", true);
+    s.not_credible = sj.value("not_credible", "");
+    if (sj.contains("mismatch") && !sj["mismatch"].is_null()) s.mismatch = sj["mismatch"].dump();
+    if (sj.contains("reference") && !sj["reference"].is_null()) s.reference = timing_from(sj["reference"]);
+    if (sj.contains("candidate") && !sj["candidate"].is_null()) s.candidate = timing_from(sj["candidate"]);
+    if (sj.contains("floor") && !sj["floor"].is_null()) s.floor = timing_from(sj["floor"]);
+    if (sj.contains("outside") && !sj["outside"].is_null()) s.outside = timing_from(sj["outside"]);
+    s.speedup = sj.value("speedup", 0.0);
+    if (sj.contains("roofline_fraction") && !sj["roofline_fraction"].is_null())
+      s.roofline_fraction = sj["roofline_fraction"].get<double>();
+    s.roofline_us = sj.value("roofline_us", 0.0);
+    s.roofline_bound = sj.value("roofline_bound", "");
+    s.link_bytes = sj.value("link_bytes", 0.0);
+    sizes.push_back(std::move(s));
+  }
+  return sizes;
+}
+}  // namespace
+
+const char* to_string(Verdict v) {
+  for (const auto& [k, n] : kNames)
+    if (k == v) return n;
+  return "unknown";
+}
+
+Verdict verdict_from_string(const std::string& s) {
+  for (const auto& [k, n] : kNames)
+    if (s == n) return k;
+  throw Error("unknown verdict '" + s + "'");
+}
+
+nlohmann::json EvalResult::to_json() const {
+  nlohmann::json checks = nlohmann::json::array();
+  for (const auto& c : structure_checks)
+    checks.push_back({{"world", c.world}, {"gpus", c.gpus}, {"sizes", sizes_json(c.sizes)}});
   return {{"verdict", to_string(verdict)}, {"message", message},       {"problem", problem},
           {"world_size", world_size},      {"gpus", gpus},             {"kernel_hash", kernel_hash},
           {"build_key", build_key},        {"isolation", isolation},   {"timed", timed},
@@ -72,7 +106,7 @@ nlohmann::json EvalResult::to_json() const {
           {"compile_cached", compile_cached}, {"wall_seconds", wall_seconds}, {"phase", phase},
           {"protocol_overhead_us", protocol_overhead_us}, {"protocol_spread_us", protocol_spread_us},
           {"provenance", provenance},
-          {"sizes", sj}};
+          {"sizes", sizes_json(sizes)},    {"structure_checks", checks}};
 }
 
 EvalResult EvalResult::from_json(const nlohmann::json& j) {
@@ -96,29 +130,10 @@ EvalResult EvalResult::from_json(const nlohmann::json& j) {
   r.protocol_overhead_us = j.value("protocol_overhead_us", 0.0);
   r.protocol_spread_us = j.value("protocol_spread_us", 0.0);
   r.provenance = j.value("provenance", nlohmann::json::object());
-  for (const auto& sj : j.value("sizes", nlohmann::json::array())) {
-    SizeResult s;
-    s.size = sj.value("size", "");
-    s.correct = sj.value("correct", false);
-    s.trials_passed = sj.value("trials_passed", 0);
-    s.failure = sj.value("failure", "");
-    s.failure_kind = sj.value("failure_kind", "");
-    s.timed_calls_checked = sj.value("timed_calls_checked", 0);
-    s.credible = sj.value("credible", true);
-    s.not_credible = sj.value("not_credible", "");
-    if (sj.contains("mismatch") && !sj["mismatch"].is_null()) s.mismatch = sj["mismatch"].dump();
-    if (sj.contains("reference") && !sj["reference"].is_null()) s.reference = timing_from(sj["reference"]);
-    if (sj.contains("candidate") && !sj["candidate"].is_null()) s.candidate = timing_from(sj["candidate"]);
-    if (sj.contains("floor") && !sj["floor"].is_null()) s.floor = timing_from(sj["floor"]);
-    if (sj.contains("outside") && !sj["outside"].is_null()) s.outside = timing_from(sj["outside"]);
-    s.speedup = sj.value("speedup", 0.0);
-    if (sj.contains("roofline_fraction") && !sj["roofline_fraction"].is_null())
-      s.roofline_fraction = sj["roofline_fraction"].get<double>();
-    s.roofline_us = sj.value("roofline_us", 0.0);
-    s.roofline_bound = sj.value("roofline_bound", "");
-    s.link_bytes = sj.value("link_bytes", 0.0);
-    r.sizes.push_back(std::move(s));
-  }
+  r.sizes = sizes_from(j.value("sizes", nlohmann::json::array()));
+  for (const auto& cj : j.value("structure_checks", nlohmann::json::array()))
+    r.structure_checks.push_back({cj.value("world", 0), cj.value("gpus", std::vector<int>{}),
+                                  sizes_from(cj.value("sizes", nlohmann::json::array()))});
   return r;
 }
 

@@ -60,6 +60,14 @@ struct SizeResult {
   double link_bytes = 0;
 };
 
+// The evaluation repeated, for correctness only, at a world where the problem's structure
+// exists (problems::StructureCheck): ranks share the evaluation's GPUs.
+struct StructureCheckResult {
+  int world = 0;
+  std::vector<int> gpus;
+  std::vector<SizeResult> sizes;  // checked, never timed
+};
+
 struct EvalResult {
   Verdict verdict = Verdict::kInfrastructure;
   std::string message;          // one line summary of the verdict
@@ -84,6 +92,9 @@ struct EvalResult {
   double protocol_overhead_us = 0, protocol_spread_us = 0;
   nlohmann::json provenance = nlohmann::json::object();  // eval/provenance.h
   std::vector<SizeResult> sizes;
+  // Run after every size above passed (none when the evaluation's world has the structure
+  // already, or the problem declares none); a failure there makes the verdict incorrect.
+  std::vector<StructureCheckResult> structure_checks;
 
   nlohmann::json to_json() const;
   static EvalResult from_json(const nlohmann::json& j);

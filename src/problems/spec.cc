@@ -200,6 +200,25 @@ Spec parse_spec(const nlohmann::json& j, const std::string& name, const std::fil
       s.requirements.push_back({expr_string(r, "requires", q["expr"]), q["why"].get<std::string>()});
     }
   }
+  if (j.contains("structure_check")) {
+    const auto& c = j["structure_check"];
+    const char* shape = "expected {\"worlds\": [W, ...], \"why\": \"what is missing at smaller worlds\"}";
+    if (!c.is_object() || !c.contains("worlds") || !c["worlds"].is_array() || c["worlds"].empty() ||
+        !c.contains("why") || !c["why"].is_string() || c["why"].get<std::string>().empty())
+      r.fail("structure_check", shape);
+    for (const auto& w : c["worlds"]) {
+      if (!w.is_number_integer()) r.fail("structure_check.worlds", "each world is a whole number");
+      const int world = w.get<int>();
+      if (world <= s.min_world || world > s.max_world)
+        r.fail("structure_check.worlds", "world " + std::to_string(world) + " is not inside " +
+                                             std::to_string(s.min_world + 1) + ".." + std::to_string(s.max_world) +
+                                             " (above the smallest world, inside world_size)");
+      if (!s.structure_check.worlds.empty() && world <= s.structure_check.worlds.back())
+        r.fail("structure_check.worlds", "list the worlds in ascending order, each once");
+      s.structure_check.worlds.push_back(world);
+    }
+    s.structure_check.why = c["why"].get<std::string>();
+  }
   if (j.contains("cost")) {
     const auto& c = j["cost"];
     if (c.contains("flops")) s.cost.flops = expr_string(r, "cost.flops", c["flops"]);

@@ -73,6 +73,16 @@ struct Requirement {
   std::string why;   // for the error: what breaks otherwise (never empty)
 };
 
+// Worlds the problem is also checked at, because at its smallest worlds some of its structure
+// does not exist: at W = 2 a DP x CP grid has a one-member group, top-2 of E = 2 experts keeps
+// every expert, so a wrong group layout or a renormalisation cannot show there. An evaluation
+// at a world below one of these is checked there too (correctness only, ranks sharing the
+// evaluation's GPUs); it is still timed at its own world.
+struct StructureCheck {
+  std::vector<int> worlds;  // ascending, inside the problem's world range
+  std::string why;          // what is missing below them (for the user and the model)
+};
+
 struct Spec {
   std::string name;        // "collectives/all_reduce"
   std::string category;    // "collectives"
@@ -88,6 +98,7 @@ struct Spec {
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
   std::vector<Requirement> requirements;  // "requires"; checked by size_dims
+  StructureCheck structure_check;         // "structure_check"; empty: none
   CostModel cost;
   std::vector<std::string> tags;
 

@@ -88,6 +88,44 @@ TEST_F(Prompts, TheRefineOpeningCarriesEverythingTheModelNeeds) {
   EXPECT_EQ(p.user.find("{{"), std::string::npos);
 }
 
+// A problem checked at a larger world too (problems::StructureCheck) says so, and why, at a
+// world below it; at that world the section is gone.
+TEST_F(Prompts, TheModelIsToldOfTheWorldsItsKernelIsAlsoCheckedAt) {
+  problems::Spec spec = sample_spec();
+  spec.structure_check = {{4, 8}, "the DP group has one member at W = 2"};
+  PromptInputs in = sample_inputs(spec, Mode::kRefine);
+  const std::string at2 = render_problem(lib_, in);
+  EXPECT_NE(at2.find("## Worlds checked"), std::string::npos) << at2;
+  EXPECT_NE(at2.find("timed at W = 2, and also checked (not timed) at W = 4, 8"), std::string::npos) << at2;
+  EXPECT_NE(at2.find("because the DP group has one member at W = 2"), std::string::npos) << at2;
+  in.world_size = 4;
+  EXPECT_NE(render_problem(lib_, in).find("also checked (not timed) at W = 8,"), std::string::npos);
+  in.world_size = 8;
+  EXPECT_EQ(render_problem(lib_, in).find("Worlds checked"), std::string::npos);
+  EXPECT_EQ(render_problem(lib_, sample_inputs(sample_spec(), Mode::kRefine)).find("Worlds checked"), std::string::npos);
+}
+
+// A kernel wrong only at the structure check's world hears which world and size failed.
+TEST_F(Prompts, AFailureAtTheStructureCheckNamesItsWorld) {
+  eval::EvalResult r;
+  r.verdict = eval::Verdict::kIncorrect;
+  r.world_size = 2;
+  r.message = "incorrect at W = 4 (the structure check, ranks sharing GPUs) at size pkb: output mismatch";
+  eval::SizeResult ok;
+  ok.size = "pkb";
+  ok.correct = true;
+  r.sizes = {ok};
+  eval::SizeResult bad;
+  bad.size = "pkb";
+  bad.failure = "output mismatch";
+  bad.mismatch = R"({"output": "y", "rank": 3, "index": "[5]", "got": 1.0, "expected": 2.0})";
+  r.structure_checks = {{4, {0, 0, 0, 0}, {bad}}};
+  const std::string report = feedback_vars(r, 1, 6).at("report");
+  EXPECT_NE(report.find("- W = 2, size pkb: correct"), std::string::npos) << report;
+  EXPECT_NE(report.find("- W = 4 (ranks sharing GPUs), size pkb: output mismatch"), std::string::npos) << report;
+  EXPECT_NE(report.find("rank 3"), std::string::npos) << report;
+}
+
 TEST_F(Prompts, TheShellOpeningExplainsTheToolsAndTheSentinel) {
   problems::Spec spec = sample_spec();
   InitialPrompt p = build_initial_prompt(lib_, sample_inputs(spec, Mode::kShell));

@@ -5,6 +5,8 @@
 //   correct        every check passes; reference 10 us, candidate 5 us, floor 2 us a call
 //   incorrect      the candidate's first trial mismatches on rank 1
 //   alwaysincorrect  every trial of the candidate mismatches on rank 1
+//   incorrectonrank3  every trial of the candidate mismatches on rank 3 (so only a group of
+//                  four or more sees it: the structure check's)
 //   incorrectthenhang  the candidate's first trial mismatches on rank 1, its second never answers
 //   hang           the candidate's first trial never answers
 //   crash          the candidate's first call makes its candidate process abort
@@ -100,12 +102,14 @@ class Scripted {
     const int n = candidate ? ++candidate_trials_ : 0;
     if (candidate && s_ == "incorrectthenhang" && n == 2)
       for (;;) pause();
-    const bool mismatch = s_ == "alwaysincorrect" || (n == 1 && (s_ == "incorrect" || s_ == "incorrectthenhang"));
+    const bool on_rank3 = s_ == "incorrectonrank3" && rank_ == 3;
+    const bool mismatch =
+        on_rank3 || s_ == "alwaysincorrect" || (n == 1 && (s_ == "incorrect" || s_ == "incorrectthenhang"));
     if (candidate && !mismatch && n > 1) return;  // the other scenarios play out in the first trial
-    if (candidate && mismatch && rank_ == 1) {
+    if (candidate && mismatch && (rank_ == 1 || on_rank3)) {
       wire::Mismatch m;
       m.output = "y";
-      m.rank = 1;
+      m.rank = rank_;
       m.index = "[5]";
       m.flat_index = 5;
       m.expected = 2.0;

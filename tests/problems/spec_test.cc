@@ -221,6 +221,28 @@ TEST(Spec, MalformedRequirementNamesTheField) {
   }
 }
 
+TEST(Spec, StructureCheckParsesAndMalformedOnesNameTheField) {
+  nlohmann::json j = minimal();
+  j["world_size"] = {{"min", 2}, {"max", 8}};
+  j["structure_check"] = {{"worlds", {4, 8}}, {"why", "the DP group has one member at W = 2"}};
+  const Spec s = parse_spec(j, "cat/p", "/tmp/p");
+  EXPECT_EQ(s.structure_check.worlds, (std::vector<int>{4, 8}));
+  EXPECT_EQ(s.structure_check.why, "the DP group has one member at W = 2");
+  EXPECT_TRUE(parse_spec(minimal(), "cat/p", "/tmp/p").structure_check.worlds.empty());
+  for (const char* bad : {R"json([4])json", R"json({"worlds": [4]})json", R"json({"worlds": [], "why": "x"})json",
+                          R"json({"worlds": [2], "why": "x"})json", R"json({"worlds": [16], "why": "x"})json",
+                          R"json({"worlds": [8, 4], "why": "x"})json", R"json({"worlds": [4.5], "why": "x"})json",
+                          R"json({"worlds": [4], "why": ""})json"}) {
+    j["structure_check"] = nlohmann::json::parse(bad);
+    try {
+      parse_spec(j, "cat/p", "/tmp/p");
+      FAIL() << bad;
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("field 'structure_check"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(Catalog, EveryProblemInTheSuiteParsesAndResolvesAtTwoFourAndEightRanks) {
   auto names = list_names();
   ASSERT_GE(names.size(), 8u);

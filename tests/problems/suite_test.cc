@@ -3,6 +3,8 @@
 // the defaults), shapes from W at any world size with no empty tensor, described tensors,
 // rounding factors of at least 2, a cost model that evaluates, and a harness footprint
 // that fits one GPU with eight ranks sharing it.
+#include <map>
+
 #include <gtest/gtest.h>
 
 #include "common/expr.h"
@@ -181,6 +183,51 @@ TEST(Suite, RingAttentionPpGridFollowsParallelKernelBench) {
       EXPECT_EQ(dims.at("CP"), grid.second);
       EXPECT_EQ(dims.at("T"), dims.at("CP") * dims.at("S"));
     }
+}
+
+// The dims that size a sub-group of ranks (context, data, pipeline, tensor parallel, FSDP,
+// expert parallel, an EP group) and what else needs a larger world to show.
+const char* const kGroupDims[] = {"CP", "DP", "PP", "TP", "NTP", "NF", "EP", "G"};
+const std::map<std::string, std::string> kStructure = {
+    {"attention/ring_attention_backward_dp", "CP >= 2 && DP >= 2"},
+    {"attention/ring_attention_pp", "PP >= 2 && CP >= 2"},
+    {"attention/ring_attention_tp", "TP >= 2 && CP >= 2"},
+    {"dp/fsdp_and_tp", "NTP >= 2 && NF >= 2"},
+    {"dp/clip_grad_norm_ep", "EP >= 2 && W / EP >= 2"},
+    {"moe/moe_ep_balanced", "E > K"},  // top-K of more experts than K: a choice, weights that do not sum to 1
+    {"moe/moe_ep_narrow", "G >= 2 && E > K"},
+};
+
+// A problem whose sub-groups have one member at its smallest world (or whose routing keeps
+// every expert there) declares a structure check, and at its first structure world every
+// preset has the structure and resolves on every rank. One whose smallest world has the
+// structure declares none (it would cost a second group of ranks for nothing).
+TEST(Suite, WorldsWhereTheStructureExistsAreCheckedAndResolve) {
+  for (const auto& n : list_names()) {
+    SCOPED_TRACE(n);
+    const Spec s = load(n);
+    bool degenerate_at_min = false;
+    for (const auto& size : s.size_names) {
+      const expr::Vars dims = size_dims(s, size, s.min_world);
+      for (const char* g : kGroupDims) degenerate_at_min |= dims.count(g) && dims.at(g) < 2;
+      if (kStructure.count(n)) degenerate_at_min |= expr::evaluate(kStructure.at(n), dims) == 0;
+    }
+    if (!degenerate_at_min) {
+      EXPECT_TRUE(s.structure_check.worlds.empty()) << "a structure check where the smallest world has the structure";
+      continue;
+    }
+    ASSERT_FALSE(s.structure_check.worlds.empty()) << "a sub-group has one member at W = " << s.min_world
+                                                   << ": declare \"structure_check\" in problem.json";
+    ASSERT_TRUE(kStructure.count(n)) << "say in kStructure what the structure world must have";
+    const int w = s.structure_check.worlds.front();
+    for (const auto& size : s.size_names) {
+      SCOPED_TRACE(size + " at W=" + std::to_string(w));
+      expr::Vars dims = size_dims(s, size, w);
+      dims["W"] = w;
+      EXPECT_NE(expr::evaluate(kStructure.at(n), dims), 0) << kStructure.at(n);
+      for (int r = 0; r < w; ++r) EXPECT_NO_THROW(resolve(s, size, "", w, r)) << "rank " << r;
+    }
+  }
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
-// tests/gpu/candidates/moe_plain.cuh with four bugs (each one line, in the LoRA path too) behind MOE_MUTANT (1: the top-K
+// tests/gpu/candidates/moe_plain.cuh with five bugs (each one line, in the LoRA path too) behind MOE_MUTANT (1: the top-K
 // probabilities renormalised, 2: GELU for SiLU, 3: the down projection's bias missing, 4: experts
-// placed round-robin over the EP group instead of in contiguous blocks), for the mutants of the
+// placed round-robin over the EP group instead of in contiguous blocks, 5: the softmax's sum
+// over experts starting at expert 1), for the mutants of the
 // MoE forwards beside it. Everything else is the plain candidate's code, unchanged.
 //
 // Shared by the plain candidates of the MoE forwards (tests/gpu/candidates/moe/): no
@@ -20,7 +21,7 @@
 namespace moe_plain {
 
 #ifndef MOE_MUTANT
-#error "define MOE_MUTANT (1-4) before including moe_plain_mutable.cuh"
+#error "define MOE_MUTANT (1-5) before including moe_plain_mutable.cuh"
 #endif
 
 using bf16 = __nv_bfloat16;
@@ -44,7 +45,11 @@ __global__ void route(const float* acc, const bf16* bias, int64_t M, int E, int 
   if (t >= M) return;
   float mx = -INFINITY, sum = 0;
   for (int e = 0; e < E; ++e) mx = fmaxf(mx, rb(acc[t * E + e] + __bfloat162float(bias[e])));
+#if MOE_MUTANT == 5  // the softmax's sum starts at expert 1: expert 0's mass left out of the denominator
+  for (int e = 1; e < E; ++e) sum += expf(rb(acc[t * E + e] + __bfloat162float(bias[e])) - mx);
+#else
   for (int e = 0; e < E; ++e) sum += expf(rb(acc[t * E + e] + __bfloat162float(bias[e])) - mx);
+#endif
   int taken = -1;
   for (int j = 0; j < K; ++j) {
     int best = -1;

@@ -1,0 +1,97 @@
+// The structure check (problems::StructureCheck): an evaluation below a problem's structure
+// worlds is checked there too, with ranks sharing its GPUs, and a kernel wrong only there is
+// incorrect. Scripted rank processes (tests/fakes/) stand in for the GPU ones; the problem is
+// all-reduce with a structure check at W = 4 added, in a suite root of its own.
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "support/fakes.h"
+#include "support/mgk_cli.h"
+#include "support/test_paths.h"
+
+namespace mgk::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kProblem = "structured/all_reduce";
+
+class StructureCheck : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    for (const char* d : {"sandbox", "primitives", "prompts"}) {
+      fs::create_directories(root().path());
+      fs::create_directory_symlink(source_dir() / d, root().path() / d);
+    }
+    const fs::path from = source_dir() / "problems/collectives/all_reduce", to = root().path() / "problems" / kProblem;
+    fs::create_directories(to);
+    for (const char* f : {"reference.cu", "statement.md"}) fs::create_symlink(from / f, to / f);
+    std::ifstream in(from / "problem.json");
+    nlohmann::json spec = nlohmann::json::parse(in);
+    spec["structure_check"] = {{"worlds", {4}}, {"why", "rank 3 exists only from W = 4"}};
+    std::ofstream(to / "problem.json") << spec.dump(2);
+  }
+  static TempDir& root() {
+    static TempDir dir("mgk-structure-root");
+    return dir;
+  }
+  static TempDir& home() {
+    static TempDir dir("mgk-structure-home");
+    return dir;
+  }
+  CliResult eval(const std::string& scenario, const std::string& gpus) {
+    return run_mgk({"eval", kProblem, (tests_dir() / "gpu/candidates/all_reduce.cu").string(), "--gpus", gpus, "--size",
+                    "small", "--trials", "2", "--iterations", "10", "--json", "--no-store", "--timeout", "5"},
+                   {{"MGK_ROOT", root().path().string()},
+                    {"MGK_HOME", home().path().string()},
+                    {"MGK_HARNESS", fake("scripted-harness", bin_.path(), "scripted-harness-" + scenario).string()},
+                    {"MGK_CANDIDATE", fake("scripted-candidate", bin_.path(), "scripted-candidate").string()}},
+                   300);
+  }
+  TempDir bin_{"mgk-fakes"};
+};
+
+TEST_F(StructureCheck, AnEvaluationBelowTheStructureWorldIsCheckedThereToo) {
+  CliResult r = eval("correct", "0,1");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  expect_verdict(r, "correct");
+  expect_message(r, "correct too at W = 4 (the structure check, 1 size(s), not timed)");
+  const auto j = r.json();
+  EXPECT_TRUE(j["timed"].get<bool>()) << "the evaluation's own world is timed as before";
+  ASSERT_EQ(j["structure_checks"].size(), 1u) << r.output;
+  const auto& c = j["structure_checks"][0];
+  EXPECT_EQ(c["world"], 4);
+  EXPECT_EQ(c["gpus"], nlohmann::json({0, 1, 0, 1})) << "the evaluation's GPUs, dealt to four ranks";
+  ASSERT_EQ(c["sizes"].size(), 1u);
+  EXPECT_TRUE(c["sizes"][0]["correct"].get<bool>());
+  EXPECT_EQ(c["sizes"][0]["trials_passed"], 2);
+  EXPECT_TRUE(c["sizes"][0]["candidate"].is_null()) << "checked, never timed";
+}
+
+TEST_F(StructureCheck, AKernelWrongOnlyWhereTheStructureExistsIsIncorrect) {
+  CliResult r = eval("incorrectonrank3", "0,1");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const auto j = r.json();
+  EXPECT_EQ(j["verdict"], "incorrect") << r.output;
+  expect_message(r, "incorrect at W = 4 (the structure check, ranks sharing GPUs) at size small: output mismatch");
+  expect_message(r, "because rank 3 exists only from W = 4");
+  ASSERT_EQ(j["sizes"].size(), 1u);
+  EXPECT_TRUE(j["sizes"][0]["correct"].get<bool>()) << "correct at its own world";
+  ASSERT_EQ(j["structure_checks"].size(), 1u);
+  const auto& s = j["structure_checks"][0]["sizes"][0];
+  EXPECT_FALSE(s["correct"].get<bool>());
+  EXPECT_EQ(s["mismatch"]["rank"], 3);
+}
+
+TEST_F(StructureCheck, AnEvaluationAtTheStructureWorldNeedsNoSecondGroup) {
+  CliResult r = eval("incorrectonrank3", "0,1,0,1");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const auto j = r.json();
+  expect_message(r, "incorrect at size small: output mismatch");
+  EXPECT_TRUE(j["structure_checks"].empty()) << r.output;
+}
+
+}  // namespace
+}  // namespace mgk::test
