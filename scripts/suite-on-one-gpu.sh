@@ -201,6 +201,11 @@ try:
     verdict, failure = r.get("verdict", "?"), ""
     if r.get("compile_seconds"):  # where a visit's minutes go: nvcc or the ranks
         notes.append(f"nvcc {r['compile_seconds']:.0f} s")
+    ratios = [s.get("worst_error_ratio", 0) for s in r.get("sizes", [])]
+    for c in r.get("structure_checks", []):
+        ratios += [s.get("worst_error_ratio", 0) for s in c.get("sizes", [])]
+    if any(ratios):  # how much of its bound the worst element used (past 1: wrong)
+        notes.append(f"err/bound {max(ratios):.3g}")
     for s in r.get("sizes", []):
         failure = failure or s.get("failure", "")
     if verdict != "correct" and not failure:

@@ -44,7 +44,17 @@ __global__ void hash_kernel(const unsigned char* p, size_t bytes, unsigned long 
 struct DeviceOutcome {
   unsigned long long failures;
   unsigned long long first_index;  // ~0ull when none
+  unsigned int worst_bits;         // the largest error ratio, a non-negative float's bits (which order as the floats do)
 };
+
+// The element's error ratio (tolerance.h) as a float; integers are compared exactly (0).
+__device__ float element_ratio(const void* got, mgk_dtype t, const void* expected, const float* scale,
+                               const CheckSpec& spec, int64_t i) {
+  if (t == MGK_I32 || t == MGK_I64 || t == MGK_U8) return 0.0f;
+  const double r = error_ratio(spec, load_as_double(got, t, i), static_cast<const double*>(expected)[i],
+                               scale ? double(scale[i]) : 0.0);
+  return r > 3.0e38 ? 3.0e38f : float(r);
+}
 
 __device__ bool element_ok(const void* got, mgk_dtype t, const void* expected, const float* scale,
                            const CheckSpec& spec, int64_t i) {
@@ -65,6 +75,8 @@ __global__ void check_kernel(const void* got, mgk_dtype t, int64_t numel, const 
       atomicAdd(&out->failures, 1ull);
       atomicMin(&out->first_index, (unsigned long long)i);
     }
+    const float r = element_ratio(got, t, expected, scale, spec, i);
+    if (r > 0) atomicMax(&out->worst_bits, __float_as_uint(r));
   }
 }
 
@@ -98,7 +110,7 @@ CheckOutcome check_output(const void* got, mgk_dtype dtype, int64_t numel, const
   if (numel == 0) return o;
   DeviceOutcome* d = nullptr;
   throw_if(cudaMallocAsync(&d, sizeof(DeviceOutcome), s), "check alloc");
-  DeviceOutcome init{0, ~0ull};
+  DeviceOutcome init{0, ~0ull, 0u};
   throw_if(cudaMemcpyAsync(d, &init, sizeof(init), cudaMemcpyHostToDevice, s), "check init");
   check_kernel<<<grid_for(numel), 256, 0, s>>>(got, dtype, numel, expected, scale, spec, d);
   throw_if(cudaGetLastError(), "check launch");
@@ -107,6 +119,9 @@ CheckOutcome check_output(const void* got, mgk_dtype dtype, int64_t numel, const
   throw_if(cudaFreeAsync(d, s), "check free");
   throw_if(cudaStreamSynchronize(s), "check sync");
   o.failures = h.failures;
+  float worst = 0;
+  memcpy(&worst, &h.worst_bits, sizeof(worst));
+  o.worst_ratio = worst;
   if (h.failures == 0) return o;
   o.first_index = (long long)h.first_index;
   // Details of the first failing element, read on the host.

@@ -22,6 +22,7 @@ struct CheckOutcome {
   long long first_index = -1;  // first failing element (flat index)
   double got = 0, expected = 0, bound = 0;
   bool got_nan = false;
+  double worst_ratio = 0;  // the largest |got - expected| / allowed error (tolerance.h's error_ratio)
 };
 
 // Compares `numel` elements of `got` (dtype) with `expected` (double, or int64 for integer

@@ -271,10 +271,11 @@ double Preset::call(Who who, int set, bool aligned) {
   return us;
 }
 
-std::optional<wire::Mismatch> Preset::compare(const std::vector<void*>& got) {
+std::optional<wire::Mismatch> Preset::compare(const std::vector<void*>& got, double* worst_ratio) {
   for (size_t o = 0; o < out_plans_.size(); ++o) {
     const auto& p = out_plans_[o];
     CheckOutcome c = check_output(got[o], p.dtype, p.numel, expected_[o], scales_[o], p.check, stream_);
+    if (worst_ratio) *worst_ratio = std::max(*worst_ratio, c.worst_ratio);
     if (c.failures == 0) continue;
     wire::Mismatch m;
     m.output = p.name;
@@ -336,8 +337,9 @@ wire::Verdict Preset::judge(int set, uint64_t seed, const std::vector<unsigned l
   for (auto& t : outputs_[set]) live.push_back(t.data);
   if (trusted_taken_)
     for (auto& t : trusted_io_[set]) trusted.push_back(t.snapshot);
+  double worst_ratio = 0;
   auto at_answer = trusted.empty() ? std::nullopt : compare(trusted);
-  auto final_state = compare(live);
+  auto final_state = compare(live, &worst_ratio);
   auto snap = compare(snapshots);
   if (at_answer || (trusted.empty() && final_state)) {
     v = {false, wire::FailureKind::kMismatch, "output mismatch", at_answer ? at_answer : final_state};
@@ -352,6 +354,7 @@ wire::Verdict Preset::judge(int set, uint64_t seed, const std::vector<unsigned l
          "after mgk_run's stream finished",
          final_state};
   }
+  v.worst_ratio = worst_ratio;
   for (size_t o = 0; o < out_plans_.size(); ++o) {
     size_t n = size_t(std::max<int64_t>(out_plans_[o].numel, 1));
     ck(cudaMemsetAsync(expected_[o], 0, n * 8, stream_), "wipe oracle");
@@ -374,12 +377,14 @@ wire::Verdict Preset::back_to_back(Who who, uint64_t seed, int calls) {
   broker_.phase(std::string(wire::to_string(who)) + " back-to-back calls");
   broker_.barrier();  // everyone is done with earlier work; from here on, no barrier
   wire::Verdict first;
+  double worst_ratio = 0;
   for (int i = 0; i < calls; ++i) {
     const uint64_t call_seed = mgk::mix64(seed + uint64_t(i) * 0x9e3779b97f4a7c15ull);
     const int set = i % kInputSets;
     stage(set, call_seed, false);
     call(who, set, false);
     wire::Verdict v = judge(set, call_seed, nullptr);
+    worst_ratio = std::max(worst_ratio, v.worst_ratio);
     if (first.correct && !v.correct) {
       first = v;
       first.failure = "call " + std::to_string(i + 1) + " of " + std::to_string(calls) +
@@ -387,6 +392,7 @@ wire::Verdict Preset::back_to_back(Who who, uint64_t seed, int calls) {
     }
   }
   broker_.barrier();
+  first.worst_ratio = worst_ratio;
   return first;
 }
 
@@ -409,11 +415,13 @@ TimedBlock Preset::time(Who who, uint64_t block_seed, int warmup, int iterations
     if (!judged) continue;
     ++block.checked;
     wire::Verdict v = judge(0, seed, &before);
+    const double worst_ratio = std::max(block.verdict.worst_ratio, v.worst_ratio);
     if (block.verdict.correct && !v.correct) {
       block.verdict = v;
       block.verdict.failure =
           "in timed call " + std::to_string(i + 1) + " of " + std::to_string(total) + ": " + v.failure;
     }
+    block.verdict.worst_ratio = worst_ratio;
   }
   return block;
 }

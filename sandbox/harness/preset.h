@@ -91,7 +91,9 @@ class Preset {
   // snapshot is checked (and, when it fails, the live outputs, to tell a mismatch from
   // unjoined work); the oracle's results are wiped right after.
   wire::Verdict judge(int set, uint64_t seed, const std::vector<unsigned long long>* before);
-  std::optional<wire::Mismatch> compare(const std::vector<void*>& got);
+  // The first output of `got` that fails, if one does; `worst_ratio`, where given, grows to
+  // the largest error ratio over all of them.
+  std::optional<wire::Mismatch> compare(const std::vector<void*>& got, double* worst_ratio = nullptr);
   sandbox::SetupArgs setup_args() const;
 
   RankInfo info_;

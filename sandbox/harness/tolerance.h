@@ -28,6 +28,19 @@ MGK_HD inline double allowed_error(const CheckSpec& spec, double expected, doubl
   return 0;
 }
 
+// |got - expected| over the allowed error: at most 1 passes. 0 for outputs compared exactly
+// (a ratio says nothing there) and for equal values; a huge value (1e30) for NaN, an
+// unequal infinity, or an error where none is allowed.
+MGK_HD inline double error_ratio(const CheckSpec& spec, double got, double expected, double scale) {
+  using std::isinf;
+  if (spec.kind == CheckKind::kExact) return 0;
+  if (got != got || ((isinf(got) || isinf(expected)) && got != expected)) return 1e30;
+  if (got == expected) return 0;
+  const double allowed = allowed_error(spec, expected, scale);
+  const double d = fabs(got - expected);
+  return allowed > 0 ? d / allowed : 1e30;
+}
+
 // NaN never passes; infinities only when equal; exact means equal including the sign of zero.
 MGK_HD inline bool float_element_ok(const CheckSpec& spec, double got, double expected, double scale) {
   using std::isinf;  // host: std::; device: CUDA's overloads

@@ -99,6 +99,12 @@ bool take_failure(const std::vector<wire::Reply>& replies, SizeResult& sr) {
   return false;
 }
 
+// The largest error ratio any rank's check saw, folded into `worst`.
+void fold_worst_ratio(const std::vector<wire::Reply>& replies, double& worst) {
+  for (const auto& rep : replies)
+    if (rep.verdict) worst = std::max(worst, rep.verdict->worst_ratio);
+}
+
 // The reference failing its own check says nothing of the candidate: it is mgk's bug.
 void require_reference_correct(const std::vector<wire::Reply>& replies, const std::string& phase) {
   for (const auto& rep : replies)
@@ -124,11 +130,13 @@ bool run_trials(const SizeRun& s, bool with_reference) {
     const std::string tag = " trial " + std::to_string(t + 1) + "/" + std::to_string(s.o.trials) + " at size " + s.plan.size;
     s.progress("trial " + std::to_string(t + 1) + "/" + std::to_string(s.o.trials));
     auto replies = s.group.command({wire::Trial{Who::kCandidate, seed}}, "candidate" + tag, s.o.timeout_seconds);
+    fold_worst_ratio(replies, s.sr.worst_error_ratio);
     if (take_failure(replies, s.sr)) return false;
-    if (with_reference)
-      require_reference_correct(
-          s.group.command({wire::Trial{Who::kReference, seed}}, "reference" + tag, s.o.timeout_seconds),
-          "reference" + tag);
+    if (with_reference) {
+      auto ref = s.group.command({wire::Trial{Who::kReference, seed}}, "reference" + tag, s.o.timeout_seconds);
+      fold_worst_ratio(ref, s.sr.reference_worst_error_ratio);
+      require_reference_correct(ref, "reference" + tag);
+    }
     ++s.sr.trials_passed;
   }
   return true;
@@ -142,6 +150,7 @@ bool run_back_to_back(const SizeRun& s) {
   auto replies = s.group.command({wire::BackToBack{Who::kCandidate, fresh_seed(), s.o.back_to_back}},
                                  std::to_string(s.o.back_to_back) + " back-to-back calls at size " + s.plan.size,
                                  s.o.timeout_seconds);
+  fold_worst_ratio(replies, s.sr.worst_error_ratio);
   return !take_failure(replies, s.sr);
 }
 
@@ -164,6 +173,7 @@ bool run_timing(const SizeRun& s) {
       const int warmup = b == 0 ? 10 : 3;
       wire::Time t{who, fresh_seed(), warmup, per_block, draw_checked_calls(warmup + per_block, s.o.timed_checks, rng)};
       auto replies = s.group.command({t}, phase, s.o.timeout_seconds);
+      fold_worst_ratio(replies, who == Who::kReference ? s.sr.reference_worst_error_ratio : s.sr.worst_error_ratio);
       if (who == Who::kReference) {
         require_reference_correct(replies, phase);
       } else {

@@ -25,6 +25,15 @@ std::string cell_time(const std::optional<Timing>& t) {
 
 std::string pad(const std::string& s, size_t w) { return s.size() >= w ? s + " " : s + std::string(w - s.size(), ' '); }
 
+// The worst error over its bound ("0.31"; "-" where every output is compared exactly).
+std::string error_ratio_cell(double ratio) {
+  if (ratio <= 0) return "-";
+  if (ratio >= 1e29) return "inf";
+  char b[32];
+  snprintf(b, sizeof(b), ratio >= 100 ? "%.3g" : "%.2f", ratio);
+  return b;
+}
+
 // "  why: ..." and the first mismatch of a size that failed.
 void failure_lines(std::ostream& out, const SizeResult& s) {
   out << "  why: " << s.failure << "\n";
@@ -47,7 +56,8 @@ std::string format_report(const EvalResult& r, const std::string& gpu_model) {
       << (r.isolation.empty() ? "" : ", candidate isolated by " + r.isolation) << "\n";
   if (!r.sizes.empty()) {
     out << pad("size", 8) << pad("trials", 8) << pad("reference median (p10-p90)", 30)
-        << pad("candidate median (p10-p90)", 30) << pad("speedup", 9) << pad("roofline", 14) << "verdict\n";
+        << pad("candidate median (p10-p90)", 30) << pad("speedup", 9) << pad("roofline", 14) << pad("err/bound", 11)
+        << "verdict\n";
     for (const auto& s : r.sizes) {
       char sp[32] = "-";
       if (s.speedup > 0) snprintf(sp, sizeof(sp), "%.2fx", s.speedup);
@@ -59,8 +69,8 @@ std::string format_report(const EvalResult& r, const std::string& gpu_model) {
         roof = b;
       }
       out << pad(s.size, 8) << pad(std::to_string(s.trials_passed), 8) << pad(cell_time(s.reference), 30)
-          << pad(cell_time(s.candidate), 30) << pad(sp, 9) << pad(roof, 14) << (s.correct ? "correct" : "INCORRECT")
-          << "\n";
+          << pad(cell_time(s.candidate), 30) << pad(sp, 9) << pad(roof, 14) << pad(error_ratio_cell(s.worst_error_ratio), 11)
+          << (s.correct ? "correct" : "INCORRECT") << "\n";
       if (s.candidate && !s.credible) out << "  no speedup: not credible: " << (s.not_credible.empty() ? "below the timing floor" : s.not_credible) << "\n";
       if (!s.correct) failure_lines(out, s);
     }
@@ -69,7 +79,9 @@ std::string format_report(const EvalResult& r, const std::string& gpu_model) {
     std::string on;
     for (int g : c.gpus) on += (on.empty() ? "" : ",") + std::to_string(g);
     out << "structure check at W = " << c.world << " (GPUs " << on << ", ranks sharing them; checked, not timed):";
-    for (const auto& s : c.sizes) out << " " << s.size << " " << (s.correct ? "correct" : "INCORRECT");
+    for (const auto& s : c.sizes)
+      out << " " << s.size << " " << (s.correct ? "correct" : "INCORRECT") << " (err/bound "
+          << error_ratio_cell(s.worst_error_ratio) << ")";
     out << "\n";
     for (const auto& s : c.sizes)
       if (!s.correct) failure_lines(out, s);

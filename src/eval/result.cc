@@ -36,6 +36,8 @@ nlohmann::json sizes_json(const std::vector<SizeResult>& sizes) {
                      {"failure", s.failure},
                      {"failure_kind", s.failure_kind},
                      {"timed_calls_checked", s.timed_calls_checked},
+                     {"worst_error_ratio", s.worst_error_ratio},
+                     {"reference_worst_error_ratio", s.reference_worst_error_ratio},
                      {"speedup", s.speedup},
                      {"credible", s.credible},
                      {"not_credible", s.not_credible},
@@ -63,6 +65,8 @@ std::vector<SizeResult> sizes_from(const nlohmann::json& array) {
     s.failure = sj.value("failure", "");
     s.failure_kind = sj.value("failure_kind", "");
     s.timed_calls_checked = sj.value("timed_calls_checked", 0);
+    s.worst_error_ratio = sj.value("worst_error_ratio", 0.0);
+    s.reference_worst_error_ratio = sj.value("reference_worst_error_ratio", 0.0);
     s.credible = sj.value("credible", true);
     s.not_credible = sj.value("not_credible", "");
     if (sj.contains("mismatch") && !sj["mismatch"].is_null()) s.mismatch = sj["mismatch"].dump();

@@ -39,6 +39,11 @@ struct SizeResult {
   std::string failure_kind;           // mismatch, modified_input, incomplete; empty when correct
   std::string mismatch;               // the mismatch report (output, rank, index, got, expected)
   int timed_calls_checked = 0;        // timed calls (per rank) whose outputs were judged
+  // The largest |got - expected| / allowed error over every checked call of this size, every
+  // float output and rank (0 where all are compared exactly): at most 1 when correct, the
+  // margin left; past 1 by how far a failing call went. The reference's where it ran.
+  double worst_error_ratio = 0;
+  double reference_worst_error_ratio = 0;
   std::optional<Timing> reference;    // absent when timing was skipped or failed
   std::optional<Timing> candidate;
   std::optional<Timing> floor;        // an empty kernel under the same timing protocol

@@ -69,7 +69,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(InputInit, dist, a, b)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TensorPlan, name, dtype, shape, numel, symmetric, alloc_bytes, init, check, in_place_of)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Dim, name, value)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PresetPlan, dims, inputs, outputs)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Verdict, correct, kind, failure, mismatch)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Verdict, correct, kind, failure, mismatch, worst_ratio)
 
 // A NaN `got` travels as null (JSON has no NaN).
 void to_json(nlohmann::json& j, const Mismatch& m) {

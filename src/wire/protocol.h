@@ -83,6 +83,10 @@ struct Verdict {
   FailureKind kind = FailureKind::kNone;
   std::string failure;  // one line, empty when correct
   std::optional<Mismatch> mismatch;
+  // The largest |got - expected| / allowed error over the call's float outputs (0 where every
+  // output is compared exactly): how close a correct call came to its bound, how far a wrong
+  // one went past it. Outputs as they are once the call has ended.
+  double worst_ratio = 0;
 };
 
 // ---- launcher -> harness ----

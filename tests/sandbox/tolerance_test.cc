@@ -81,5 +81,23 @@ TEST(Tolerance, AllcloseUsesAtolPlusRtol) {
   EXPECT_FALSE(float_element_ok(s, std::numeric_limits<double>::infinity(), 1e300, 0));
 }
 
+// The error ratio the evaluator reports (how much of its bound a result used) agrees with
+// the pass/fail judgement: at most 1 exactly when the element passes.
+TEST(Tolerance, TheErrorRatioIsTheErrorOverTheBoundAndAgreesWithThePassMark) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+  CheckSpec a{CheckKind::kAllclose, 1, 0, 1e-3, 1e-2};  // allowed at 1.0: 0.011
+  EXPECT_NEAR(error_ratio(a, 1.0055, 1.0, 0), 0.5, 1e-9);
+  EXPECT_NEAR(error_ratio(a, 1.022, 1.0, 0), 2.0, 1e-9);
+  EXPECT_EQ(error_ratio(a, 1.0, 1.0, 0), 0);
+  EXPECT_GE(error_ratio(a, nan, 1.0, 0), 1e30);
+  EXPECT_GE(error_ratio(a, inf, 1.0, 0), 1e30);
+  EXPECT_EQ(error_ratio(a, inf, inf, 0), 0);
+  CheckSpec r{CheckKind::kRounding, 4, 1.0 / 256, 0, 0};  // allowed: 4 * 2^-8 * scale
+  EXPECT_NEAR(error_ratio(r, 10.0 + 0.125, 10.0, 16.0), 0.5, 1e-6);
+  EXPECT_EQ(error_ratio(CheckSpec{CheckKind::kExact, 1, 0, 0, 0}, 2.0, 1.0, 0), 0) << "exact outputs have no ratio";
+  for (double got : {0.99, 1.004, 1.0109, 1.0111, 1.5, -3.0})
+    EXPECT_EQ(error_ratio(a, got, 1.0, 0) <= 1, float_element_ok(a, got, 1.0, 0)) << got;
+}
+
 }  // namespace
 }  // namespace mgk::harness
