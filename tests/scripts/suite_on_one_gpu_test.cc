@@ -40,6 +40,16 @@ if [[ "$args" == *--reference* && "$args" == *moe_ep_balanced* ]]; then
 fi
 if [[ -n "${FAKE_PASSING_DEGENERATE:-}" && "$args" == *$FAKE_PASSING_DEGENERATE* ]]; then
   echo '{"verdict": "correct", "compile_seconds": 2.0, "sizes": []}'
+elif [[ "$args" == */mutants/* ]]; then
+  # FAKE_MISSED_MUTANT: a glob of the mutants judged correct; FAKE_CRASHING_MUTANT: of those
+  # that end in a runtime error; the rest are incorrect, the worst element 40 times its bound.
+  if [[ -n "${FAKE_MISSED_MUTANT:-}" && "$args" == *$FAKE_MISSED_MUTANT* ]]; then
+    echo '{"verdict": "correct", "sizes": [{"size": "pkb", "correct": true, "worst_error_ratio": 0.5}]}'
+  elif [[ -n "${FAKE_CRASHING_MUTANT:-}" && "$args" == *$FAKE_CRASHING_MUTANT* ]]; then
+    echo '{"verdict": "runtime_error", "message": "rank 0: illegal memory access", "sizes": []}'
+  else
+    echo '{"verdict": "incorrect", "sizes": [{"size": "pkb", "correct": false, "failure": "output mismatch", "worst_error_ratio": 40}]}'
+  fi
 elif [[ "$args" == *degenerate/* || "$args" == *MGK_LOCAL_ONLY* ]]; then
   sizes=$(sed -E 's/.*--size ([^ ]+).*/\1/' <<< "$args") judged=""
   for s in ${sizes//,/ }; do
@@ -150,6 +160,35 @@ TEST_F(SuiteOnOneGpuScript, ADegenerateThatPassesIsBadAndFailsTheRun) {
                                              "tp_gemm_allreduce.W2.pkb.gemm_allreduce.local.err",
                                              "tp_gemm_allreduce.W2.pkb.gemm_allreduce.local.json"}));
   EXPECT_EQ(read_file(r.out / "bad-logs.txt"), (r.out / "logs/tp_gemm_allreduce.W2.pkb.gemm_allreduce.local.json").string() + "\n");
+}
+
+// Stage 6: each mutant as a user runs it (the problem's default presets, default trials, its
+// smallest world); caught when incorrect or a runtime error, BAD when judged correct.
+TEST_F(SuiteOnOneGpuScript, MutantsAreJudgedAtTheDefaultsAndOneThatPassesIsBad) {
+  ScriptRun r = run({{"PROBLEMS", "tp/gemm_allreduce,moe/moe_ep_narrow"},
+                     {"STAGES", "6"},
+                     {"FAKE_MISSED_MUTANT", "gemm_allreduce/mean_not_sum"},
+                     {"FAKE_CRASHING_MUTANT", "gemm_allreduce/b_transposed"}});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(count_calls(r, {"tp/gemm_allreduce", "/mutants/tp/gemm_allreduce/", "--gpus 0,0 ", "--size pkb,medium,large,odd "}), 4)
+      << r.output;
+  EXPECT_EQ(count_calls(r, {"moe/moe_ep_narrow", "/mutants/moe/moe_ep_narrow/", "--gpus 0,0,0,0 "}), 4) << r.output;
+  EXPECT_EQ(count_calls(r, {"/mutants/", "--trials"}), 0) << "the default trials";
+  EXPECT_EQ(count_calls(r, {"/mutants/", "--keep-going"}), 0);
+  EXPECT_NE(r.output.find("BAD  tp/gemm_allreduce W=2 pkb,medium,large,odd mean_not_sum: correct in "), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("(err/bound 0.5)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("ok   tp/gemm_allreduce W=2 pkb,medium,large,odd b_transposed: runtime_error"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("ok   tp/gemm_allreduce W=2 pkb,medium,large,odd last_k_dropped: incorrect (output mismatch) in "),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("suite-on-one-gpu: 7 as expected, 1 not"), std::string::npos) << r.output;
+  ScriptRun small = run({{"PROBLEMS", "tp/gemm_allreduce"}, {"STAGES", "6"}, {"SKIP_LARGE", "1"}});
+  EXPECT_EQ(small.exit_code, 0) << small.output;
+  EXPECT_EQ(count_calls(small, {"/mutants/", "--size pkb,medium,odd "}), 4) << small.output;
+  ScriptRun none = run({{"PROBLEMS", "tp/gemm_allreduce"}, {"STAGES", "6"}, {"MUTANTS", "0"}});
+  EXPECT_EQ(count_calls(none, {"/mutants/"}), 0) << none.output;
 }
 
 TEST_F(SuiteOnOneGpuScript, PlansTheWorldsAndPresetsItIsAskedFor) {
