@@ -10,7 +10,8 @@
 #      degenerates and worlds taking turns, expected incorrect (DEGENERATES=all: each
 #      degenerate at every preset, one evaluation of all of them with --keep-going, expected
 #      incorrect at each; the worlds taking turns);
-#   3. with REFERENCE_W1=1, the reference against its own oracle at W = 1, tiny,pkb,odd (NCCL
+#   3. with REFERENCE_W1=1, the reference against its own oracle at W = 1, tiny,pkb,odd
+#      (W1_PRESETS: others, e.g. "tiny,small,pkb,medium,odd" for every preset's err/bound; NCCL
 #      will not start with ranks sharing a GPU, with one rank it does), from a copy of
 #      problems/ whose specs allow one rank;
 #   4. the plain candidate at tiny,small,pkb,odd at W = 3 or 4, at tiny,pkb,odd above
@@ -53,7 +54,7 @@ cands="$root/tests/gpu/candidates"
 
 # The jobs, one per line: EXPECT NAME WORLD PRESETS KERNEL [DEFINE], KERNEL "reference" for 3.
 "$mgk" problems --json > "$out/problems.json" || { echo "suite-on-one-gpu: mgk problems failed" >&2; exit 1; }
-python3 - "$out" "$cands" "${PROBLEMS:-}" "${WORLDS:-2 4 8}" "${REFERENCE_W1:-0}" "${SKIP_LARGE:-0}" "${ALL_PRESETS:-0}" "${PRESETS:-}" "${LARGE_DEGENERATES:-1}" "${DEGENERATES:-turns}" "${PLAIN:-1}" "$root/tests/gpu/mutants" "${MUTANTS:-1}" <<'PY' || exit 1
+python3 - "$out" "$cands" "${PROBLEMS:-}" "${WORLDS:-2 4 8}" "${REFERENCE_W1:-0}" "${SKIP_LARGE:-0}" "${ALL_PRESETS:-0}" "${PRESETS:-}" "${LARGE_DEGENERATES:-1}" "${DEGENERATES:-turns}" "${PLAIN:-1}" "$root/tests/gpu/mutants" "${MUTANTS:-1}" "${W1_PRESETS:-tiny,pkb,odd}" <<'PY' || exit 1
 import fnmatch, json, os, sys
 out, cands = sys.argv[1], sys.argv[2]
 globs = [g for g in sys.argv[3].split(",") if g]
@@ -66,6 +67,7 @@ if sys.argv[10] not in ("turns", "all"):
 every_degenerate = sys.argv[10] == "all"
 with_plain = sys.argv[11] != "0"
 mutants_dir, with_mutants = sys.argv[12], sys.argv[13] != "0"
+w1_presets = [p for p in sys.argv[14].split(",") if p]
 stages = {n: [] for n in range(1, 7)}
 selected = []
 for p in json.load(open(os.path.join(out, "problems.json"))):
@@ -110,7 +112,7 @@ for p in json.load(open(os.path.join(out, "problems.json"))):
         for m in sorted(f for f in os.listdir(mutant_dir) if f.endswith(".cu")):
             stages[6].append(f"caught {name} {ws[0]} {','.join(defaults)} {os.path.join(mutant_dir, m)}")
     if with_reference:
-        w1_sizes = [s for s in ("tiny", "pkb", "odd") if s in presets]
+        w1_sizes = [s for s in w1_presets if s in presets]
         if w1_sizes:
             stages[3].append(f"correct {name} 1 {','.join(w1_sizes)} reference")
 for n, lines in stages.items():
