@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/error.h"
 #include "problems/catalog.h"
 
 namespace mgk::eval {
@@ -50,6 +51,27 @@ TEST(Plan, InPlaceOutputsCarryTheirInputsIndexOverTheWire) {
     EXPECT_EQ(r.outputs[k].dtype, MGK_BF16);
   }
   EXPECT_EQ(plan_evaluation("quant/blocked_fp8_quantize", {"tiny"}, "", 2).sizes[0].ranks[0].outputs[0].dtype, MGK_E4M3);
+}
+
+// Expressions are checked where they have values: a negative std, or high <= low, at some
+// preset is a usage error naming the input.
+TEST(Plan, InitExpressionsOutOfRangeAtAPresetAreUsageErrors) {
+  auto spec_with = [](nlohmann::json init) {
+    nlohmann::json j = nlohmann::json::parse(R"json({
+      "world_size": {"min": 1, "max": 8}, "sizes": [{"name": "s", "dims": {"N": 8}}],
+      "inputs": [{"name": "x", "dtype": "f32", "shape": ["N"]}],
+      "outputs": [{"name": "y", "dtype": "f32", "shape": ["N"]}]})json");
+    j["inputs"][0]["init"] = init;
+    return problems::parse_spec(j, "cat/p", "/tmp/p");
+  };
+  const auto ok = preset_plan(problems::resolve(spec_with({{"std", "2 - W"}, {"mean", "N"}}), "s", "", 1, 0));
+  EXPECT_DOUBLE_EQ(ok.inputs[0].init.b, 1);
+  EXPECT_DOUBLE_EQ(ok.inputs[0].init.a, 8);
+  EXPECT_THROW(preset_plan(problems::resolve(spec_with({{"std", "2 - W"}}), "s", "", 4, 0)), UsageError);
+  EXPECT_THROW(preset_plan(problems::resolve(spec_with({{"dist", "uniform"}, {"low", "W"}, {"high", 2}}), "s", "", 2, 0)),
+               UsageError);
+  EXPECT_THROW(preset_plan(problems::resolve(spec_with({{"rows", {{"length", "N - 8"}, {"zero_every", 2}}}}), "s", "", 2, 0)),
+               UsageError);
 }
 
 }  // namespace
