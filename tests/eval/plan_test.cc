@@ -53,6 +53,26 @@ TEST(Plan, InPlaceOutputsCarryTheirInputsIndexOverTheWire) {
   EXPECT_EQ(plan_evaluation("quant/blocked_fp8_quantize", {"tiny"}, "", 2).sizes[0].ranks[0].outputs[0].dtype, MGK_E4M3);
 }
 
+// An init parameter given as an expression is evaluated with the preset's dims (W1's std of
+// combined_sharded_gemms is H ** -0.5: 1/16 at pkb, H = 256 at any W), and special rows reach
+// the harness with their length (tp_rms_norm's x: rows of NL) and periods.
+TEST(Plan, InitExpressionsAndSpecialRowsReachTheWire) {
+  const auto gemms = plan_evaluation("tp/combined_sharded_gemms", {"pkb"}, "", 2).sizes[0].ranks[1];
+  ASSERT_EQ(gemms.inputs[1].name, "W1");
+  EXPECT_DOUBLE_EQ(gemms.inputs[1].init.b, 1.0 / 16);
+  EXPECT_DOUBLE_EQ(gemms.inputs[1].init.a, 0);
+  EXPECT_EQ(gemms.inputs[1].init.zero_every, 0);
+  const auto norm = plan_evaluation("norms/tp_rms_norm", {"wide"}, "", 4).sizes[0].ranks[3];
+  ASSERT_EQ(norm.inputs[0].name, "x");
+  EXPECT_EQ(norm.inputs[0].init.row, 524288);
+  EXPECT_EQ(norm.inputs[0].init.zero_every, 16);
+  EXPECT_EQ(norm.inputs[0].init.tiny_every, 16);
+  EXPECT_DOUBLE_EQ(norm.inputs[0].init.tiny, 0x1p-10);
+  EXPECT_EQ(norm.inputs[1].init.row, 0);  // the weight has none
+  const auto rs = plan_evaluation("norms/reducescatter_fused_rmsnorm", {"odd"}, "", 2).sizes[0].ranks[0];
+  EXPECT_EQ(rs.inputs[0].init.row, 1001);  // "length": "H" of a flat tensor
+}
+
 // Expressions are checked where they have values: a negative std, or high <= low, at some
 // preset is a usage error naming the input.
 TEST(Plan, InitExpressionsOutOfRangeAtAPresetAreUsageErrors) {
