@@ -172,7 +172,8 @@ double time_reference(const std::filesystem::path& library, const eval::EvalPlan
     mgk_tensor x = descriptor(t);
     args.inputs.push_back(x);
     x.data = buffers.get(size_t(t.numel) * dtype_size(t.dtype));
-    const mgk_input_gen gen{0x5eed0000u + i, to_dist(t.init.dist), t.init.a, t.init.b, t.dtype};
+    const mgk_input_gen gen{0x5eed0000u + i, to_dist(t.init.dist), t.init.a, t.init.b, t.dtype,
+                            t.init.row,      t.init.zero_every,   t.init.tiny_every, t.init.tiny};
     ck(fill(gen, x.data, t.numel, timer.stream), "fill " + t.name);
     in.push_back(x);
   }
@@ -200,7 +201,7 @@ double time_best_gemm(cublasLtHandle_t lt, const lt::GemmShape& g, Timer& timer,
   void* a = buffers.get(size_t(g.m * g.k) * 2);
   void* b = buffers.get(size_t(g.k * g.n) * 2);
   void* d = buffers.get(size_t(g.m * g.n) * out_elt);
-  const mgk_input_gen gen{0xbe57, MGK_DIST_NORMAL, 0, 1, MGK_BF16};
+  const mgk_input_gen gen{0xbe57, MGK_DIST_NORMAL, 0, 1, MGK_BF16, 0, 0, 0, 0};  // no special rows
   ck(fill(gen, a, g.m * g.k, timer.stream), "fill A");
   ck(fill(gen, b, g.k * g.n, timer.stream), "fill B");
   double best = 0;

@@ -217,6 +217,10 @@ std::vector<mgk_input_gen> Preset::gens_for(uint64_t seed) const {
     x.a = p.init.a;
     x.b = p.init.b;
     x.dtype = p.dtype;
+    x.row = p.init.row;
+    x.zero_every = p.init.zero_every;
+    x.tiny_every = p.init.tiny_every;
+    x.tiny = p.init.tiny;
     g.push_back(x);
   }
   return g;

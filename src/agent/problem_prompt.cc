@@ -30,7 +30,19 @@ std::string number(double v) {
 
 
 std::string init_text(const problems::InputInit& init) {
-  return init.dist + "(" + number(init.a) + ", " + number(init.b) + ")";
+  std::string out = init.dist + "(" + (init.a_expr.empty() ? number(init.a) : init.a_expr) + ", " +
+                    (init.b_expr.empty() ? number(init.b) : init.b_expr) + ")";
+  // The special rows (rows of row_length elements, the same on every rank, their place
+  // drawn afresh every call).
+  auto nth = [](long long k) {
+    const long long d = k % 10, t = k % 100;
+    return std::to_string(k) + (t / 10 == 1 ? "th" : d == 1 ? "st" : d == 2 ? "nd" : d == 3 ? "rd" : "th");
+  };
+  if (init.zero_every) out += "; every " + nth(init.zero_every) + " row (of " + init.row_length + ") all zero";
+  if (init.tiny_every)
+    out += "; every " + nth(init.tiny_every) + " row (of " + init.row_length + ") times " + number(init.tiny);
+  if (init.zero_every || init.tiny_every) out += " (the same rows on every rank, drawn afresh each call)";
+  return out;
 }
 
 std::string tensor_rows(const std::vector<problems::TensorSpec>& tensors, const std::string& kind,

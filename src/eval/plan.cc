@@ -1,7 +1,9 @@
 #include "eval/plan.h"
 
 #include <algorithm>
+#include <cmath>
 
+#include "common/error.h"
 #include "common/expr.h"
 #include "problems/catalog.h"
 
@@ -24,8 +26,21 @@ wire::TensorPlan tensor_plan(const problems::ResolvedTensor& t, bool output, con
     const auto& init = t.spec->init;
     p.init.dist = init.dist == "uniform" ? wire::Dist::kUniform : init.dist == "randint" ? wire::Dist::kRandint
                                                                                          : wire::Dist::kNormal;
-    p.init.a = init.a;
-    p.init.b = init.b;
+    p.init.a = init.a_expr.empty() ? init.a : expr::evaluate(init.a_expr, vars);
+    p.init.b = init.b_expr.empty() ? init.b : expr::evaluate(init.b_expr, vars);
+    // Parameters given as expressions are checked here, where they have values.
+    const std::string where = "input '" + t.name + "': init parameters " + std::to_string(p.init.a) + ", " +
+                              std::to_string(p.init.b) + " (from '" + init.a_expr + "', '" + init.b_expr + "'): ";
+    if (!std::isfinite(p.init.a) || !std::isfinite(p.init.b)) throw UsageError(where + "must be finite");
+    if (p.init.dist == wire::Dist::kNormal && p.init.b < 0) throw UsageError(where + "a negative std");
+    if (p.init.dist != wire::Dist::kNormal && !(p.init.b > p.init.a)) throw UsageError(where + "'high' must exceed 'low'");
+    if (init.zero_every || init.tiny_every) {
+      p.init.row = expr::evaluate_count(init.row_length, vars);
+      if (p.init.row < 1) throw UsageError(where + "rows.length '" + init.row_length + "' must be at least 1");
+      p.init.zero_every = init.zero_every;
+      p.init.tiny_every = init.tiny_every;
+      p.init.tiny = init.tiny;
+    }
     return p;
   }
   const auto& tol = t.spec->tolerance;

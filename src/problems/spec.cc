@@ -51,6 +51,82 @@ std::string expr_string(const Reader& r, const std::string& field, const nlohman
   r.fail(field, "expected an expression (string or number)");
 }
 
+// An init parameter: a number, or an expression of the dims and W (a string). R is refused:
+// every rank's oracle regenerates every rank's inputs with the one generator it is given.
+void init_param(const Reader& r, const nlohmann::json& init, const std::string& field, const char* key,
+                double fallback, double& value, std::string& expr) {
+  value = fallback;
+  expr.clear();
+  if (!init.contains(key)) return;
+  const auto& v = init[key];
+  const std::string where = field + "." + key;
+  if (v.is_number()) {
+    value = v.get<double>();
+    if (!std::isfinite(value)) r.fail(where, "must be finite");
+    return;
+  }
+  if (!v.is_string()) r.fail(where, "expected a number or an expression of the dims and W (a string)");
+  expr = expr_string(r, where, v);
+  for (const auto& n : expr::names(expr))
+    if (n == "R") r.fail(where, "'R' is not allowed: the inputs' distribution is the same on every rank");
+}
+
+void parse_init(const Reader& r, const nlohmann::json& init, const std::string& field, TensorSpec& t) {
+  if (!init.is_object()) r.fail(field, "expected an object");
+  InputInit& in = t.init;
+  in.dist = init.value("dist", "normal");
+  if (in.dist == "normal") {
+    init_param(r, init, field, "mean", 0.0, in.a, in.a_expr);
+    init_param(r, init, field, "std", 1.0, in.b, in.b_expr);
+    if (in.b_expr.empty() && in.b < 0) r.fail(field + ".std", "must not be negative");
+  } else if (in.dist == "uniform" || in.dist == "randint") {
+    if (!init.contains("low") || !init.contains("high")) r.fail(field, "'" + in.dist + "' needs 'low' and 'high'");
+    init_param(r, init, field, "low", 0.0, in.a, in.a_expr);
+    init_param(r, init, field, "high", 1.0, in.b, in.b_expr);
+    if (in.a_expr.empty() && in.b_expr.empty() && !(in.b > in.a)) r.fail(field, "'high' must exceed 'low'");
+  } else {
+    r.fail(field + ".dist", "'" + in.dist + "' (valid: normal, uniform, randint)");
+  }
+  const bool normal = in.dist == "normal";
+  for (const auto& [k, v] : init.items())
+    if (k != "dist" && k != "rows" && k != (normal ? "mean" : "low") && k != (normal ? "std" : "high"))
+      r.fail(field + "." + k, std::string("unknown key for '") + in.dist + "' (valid: dist, " +
+                                  (normal ? "mean, std" : "low, high") + ", rows)");
+  if (!init.contains("rows")) return;
+  const auto& rows = init["rows"];
+  const std::string rf = field + ".rows";
+  if (!rows.is_object()) r.fail(rf, "expected {\"zero_every\": k, \"tiny_every\": k, \"tiny\": t, \"length\": expr}");
+  if (in.dist == "randint") r.fail(rf, "not for 'randint': zeros or scaled values would leave the integers' range");
+  for (const auto& [k, v] : rows.items())
+    if (k != "length" && k != "zero_every" && k != "tiny_every" && k != "tiny")
+      r.fail(rf + "." + k, "unknown key (valid: length, zero_every, tiny_every, tiny)");
+  auto every = [&](const char* key) -> long long {
+    if (!rows.contains(key)) return 0;
+    const auto& v = rows[key];
+    if (!v.is_number_integer() || v.get<long long>() < 2)
+      r.fail(rf + "." + key, "expected an integer of at least 2 (the period, in rows)");
+    return v.get<long long>();
+  };
+  in.zero_every = every("zero_every");
+  in.tiny_every = every("tiny_every");
+  if (in.zero_every == 0 && in.tiny_every == 0) r.fail(rf, "needs 'zero_every' or 'tiny_every'");
+  if (rows.contains("tiny") != (in.tiny_every != 0))
+    r.fail(rf + ".tiny", "'tiny' (the factor of the tiny rows) goes with 'tiny_every', and only with it");
+  if (in.tiny_every) {
+    if (!rows["tiny"].is_number()) r.fail(rf + ".tiny", "expected a number in (0, 1)");
+    in.tiny = rows["tiny"].get<double>();
+    if (!(in.tiny > 0 && in.tiny < 1)) r.fail(rf + ".tiny", "expected a number in (0, 1)");
+  }
+  if (rows.contains("length")) {
+    in.row_length = expr_string(r, rf + ".length", rows["length"]);
+    for (const auto& n : expr::names(in.row_length))
+      if (n == "R") r.fail(rf + ".length", "'R' is not allowed: the special rows are the same on every rank");
+  } else {
+    if (t.shape.empty()) r.fail(rf + ".length", "a scalar has no rows; give 'length'");
+    in.row_length = t.shape.back();
+  }
+}
+
 TensorSpec parse_tensor(const Reader& r, const nlohmann::json& j, const std::string& field,
                         bool is_output, const std::vector<std::string>& dtypes) {
   TensorSpec t;
@@ -83,22 +159,7 @@ TensorSpec parse_tensor(const Reader& r, const nlohmann::json& j, const std::str
   t.symmetric = j.value("symmetric", false);
   t.description = j.value("description", "");
   if (!is_output) {
-    if (j.contains("init")) {
-      const auto& init = j["init"];
-      t.init.dist = init.value("dist", "normal");
-      if (t.init.dist == "normal") {
-        t.init.a = init.value("mean", 0.0);
-        t.init.b = init.value("std", 1.0);
-      } else if (t.init.dist == "uniform" || t.init.dist == "randint") {
-        if (!init.contains("low") || !init.contains("high"))
-          r.fail(f + ".init", "'" + t.init.dist + "' needs 'low' and 'high'");
-        t.init.a = init["low"].get<double>();
-        t.init.b = init["high"].get<double>();
-        if (!(t.init.b > t.init.a)) r.fail(f + ".init", "'high' must exceed 'low'");
-      } else {
-        r.fail(f + ".init.dist", "'" + t.init.dist + "' (valid: normal, uniform, randint)");
-      }
-    }
+    if (j.contains("init")) parse_init(r, j["init"], f + ".init", t);
   } else {
     const auto& tol = j.value("tolerance", nlohmann::json::object());
     std::string kind = tol.value("kind", "exact");

@@ -27,6 +27,18 @@ double unit_roundoff(DType t);
 struct InputInit {
   std::string dist = "normal";  // normal | uniform | randint
   double a = 0, b = 1;          // normal: mean, std; uniform/randint: [a, b)
+  // A parameter given as a string is an expression of the preset's dims and W (not R: every
+  // rank's oracle regenerates every rank's values with one generator), e.g. "std": "H ** -0.5";
+  // evaluated per preset (eval/plan), in place of `a` or `b`. Empty: the number above.
+  std::string a_expr, b_expr;
+  // "rows": {"length": expr, "zero_every": k, "tiny_every": k, "tiny": t}: special rows of
+  // `row_length` elements (default: the shape's last dim), the same on every rank, moved by
+  // a phase drawn each trial: every zero_every-th row exactly zero, every tiny_every-th
+  // (half a period on) its values times `tiny` (mgk_input_gen in sandbox/include/mgk/abi.h).
+  // 0 for none; not for randint (indices and counts would leave their range).
+  std::string row_length;
+  long long zero_every = 0, tiny_every = 0;
+  double tiny = 0;
 };
 
 enum class ToleranceKind {

@@ -106,6 +106,68 @@ TEST(Spec, ErrorsNameFileFieldAndFix) {
   expect_error(j, "reserved");
 }
 
+// An input's "init": parameters as numbers or as expressions of the dims and W, and special
+// rows (every zero_every-th row zero, every tiny_every-th scaled by tiny) of a length that
+// defaults to the shape's last dim.
+TEST(Spec, InitParametersMayBeExpressionsAndRowsMayBeSpecial) {
+  nlohmann::json j = minimal();
+  j["inputs"].push_back({{"name", "w"}, {"dtype", "bf16"}, {"shape", {"N", "C"}},
+                         {"init", {{"dist", "normal"}, {"mean", 0.5}, {"std", "N ** -0.5"},
+                                   {"rows", {{"zero_every", 16}, {"tiny_every", 8}, {"tiny", 0.0009765625}}}}}});
+  j["inputs"].push_back({{"name", "flat"}, {"dtype", "bf16"}, {"shape", {"W * N"}},
+                         {"init", {{"dist", "uniform"}, {"low", "-W"}, {"high", 3}, {"rows", {{"length", "C"}, {"zero_every", 4}}}}}});
+  const Spec s = parse_spec(j, "cat/p", "/tmp/p");
+  const InputInit& w = s.inputs[1].init;
+  EXPECT_DOUBLE_EQ(w.a, 0.5);
+  EXPECT_TRUE(w.a_expr.empty());
+  EXPECT_EQ(w.b_expr, "N ** -0.5");
+  EXPECT_EQ(w.row_length, "C");  // the last dim
+  EXPECT_EQ(w.zero_every, 16);
+  EXPECT_EQ(w.tiny_every, 8);
+  EXPECT_DOUBLE_EQ(w.tiny, 0x1p-10);
+  const InputInit& f = s.inputs[2].init;
+  EXPECT_EQ(f.a_expr, "-W");
+  EXPECT_DOUBLE_EQ(f.b, 3);
+  EXPECT_EQ(f.row_length, "C");
+  EXPECT_EQ(f.zero_every, 4);
+  EXPECT_EQ(f.tiny_every, 0);
+  // No "rows": none.
+  EXPECT_EQ(s.inputs[0].init.zero_every, 0);
+  EXPECT_TRUE(s.inputs[0].init.row_length.empty());
+}
+
+TEST(Spec, InitErrorsNameTheField) {
+  auto expect_error = [](const nlohmann::json& init, const std::string& part, nlohmann::json shape = {"N", "C"}) {
+    nlohmann::json j = minimal();
+    j["inputs"].push_back({{"name", "w"}, {"dtype", "bf16"}, {"shape", shape}, {"init", init}});
+    try {
+      parse_spec(j, "cat/p", "/tmp/p");
+      ADD_FAILURE() << "no error for " << init.dump();
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  };
+  using J = nlohmann::json;
+  expect_error(J{{"dist", "normal"}, {"std", "R + 1"}}, "inputs.w.init.std': 'R' is not allowed");
+  expect_error(J{{"dist", "normal"}, {"std", "N +"}}, "inputs.w.init.std'");
+  expect_error(J{{"dist", "normal"}, {"std", -1}}, "must not be negative");
+  expect_error(J{{"dist", "normal"}, {"std", true}}, "expected a number or an expression");
+  expect_error(J{{"dist", "normal"}, {"low", 0}}, "inputs.w.init.low': unknown key for 'normal'");
+  expect_error(J{{"dist", "uniform"}, {"low", 0}, {"high", 1}, {"std", 1}}, "unknown key for 'uniform'");
+  expect_error(J{{"dist", "uniform"}, {"low", 1}, {"high", 1}}, "'high' must exceed 'low'");
+  expect_error(J{{"dist", "randint"}, {"low", 0}, {"high", 9}, {"rows", {{"zero_every", 4}}}}, "not for 'randint'");
+  expect_error(J{{"rows", {{"zero_every", 1}}}}, "inputs.w.init.rows.zero_every': expected an integer of at least 2");
+  expect_error(J{{"rows", {{"zero_every", 2.5}}}}, "rows.zero_every'");
+  expect_error(J{{"rows", {{"tiny_every", 4}}}}, "rows.tiny'");
+  expect_error(J{{"rows", {{"zero_every", 4}, {"tiny", 0.5}}}}, "rows.tiny'");
+  expect_error(J{{"rows", {{"tiny_every", 4}, {"tiny", 1.5}}}}, "expected a number in (0, 1)");
+  expect_error(J{{"rows", J::object()}}, "needs 'zero_every' or 'tiny_every'");
+  expect_error(J{{"rows", {{"zero_every", 4}, {"every", 2}}}}, "rows.every': unknown key");
+  expect_error(J{{"rows", {{"zero_every", 4}, {"length", "R * C"}}}}, "rows.length': 'R' is not allowed");
+  expect_error(J{{"rows", {{"zero_every", 4}}}}, "a scalar has no rows", J::array());
+  expect_error(J{{"rows", 4}}, "inputs.w.init.rows'");
+}
+
 // An output in place of an input is that input's buffer: it takes the input's dtype, shape
 // and placement, and the plan names the input by index for the harness.
 TEST(Spec, InPlaceOutputInheritsItsInputAndResolvesToItsIndex) {

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "common/expr.h"
 #include "problems/catalog.h"
 #include "problems/resolve.h"
@@ -226,6 +228,39 @@ TEST(Suite, WorldsWhereTheStructureExistsAreCheckedAndResolve) {
       dims["W"] = w;
       EXPECT_NE(expr::evaluate(kStructure.at(n), dims), 0) << kStructure.at(n);
       for (int r = 0; r < w; ++r) EXPECT_NO_THROW(resolve(s, size, "", w, r)) << "rank " << r;
+    }
+  }
+}
+
+// An input parameter given as an expression (problem.json "std": "...") at one preset and W.
+double init_std(const Spec& s, const std::string& input, const std::string& size, int w) {
+  for (const auto& t : s.inputs)
+    if (t.name == input) return t.init.b_expr.empty() ? t.init.b : expr::evaluate(t.init.b_expr, size_dims(s, size, w));
+  ADD_FAILURE() << "no input " << input;
+  return 0;
+}
+
+// The clip-grad-norm problems clip at some default presets and not at others (a kernel that
+// always scales by max_norm / norm fails where the norm is below max_norm = 1), and their
+// expected norm is never within 10% of max_norm, where fp32 reduction orders could branch
+// differently from the exact norm.
+TEST(Suite, ClipGradNormPresetsClipAndDoNotClipAndKeepTheNormAwayFromMaxNorm) {
+  for (const std::string name : {"dp/clip_grad_norm_no_ep", "dp/clip_grad_norm_ep"}) {
+    SCOPED_TRACE(name);
+    const Spec s = load(name);
+    const bool ep = name == "dp/clip_grad_norm_ep";
+    for (int w : {2, 3, 4, 5, 8, 16, 72}) {
+      bool below = false, above = false;
+      for (const auto& size : s.size_names) {
+        const expr::Vars d = size_dims(s, size, w);
+        const double sd = init_std(s, ep ? "g" : "g0", size, w), mn = d.at("M") * d.at("N");
+        // The expected squared norm: every rank's M N elements of each gradient (e' = e / EP).
+        const double sq = ep ? w * mn * sd * sd * (1 + 1 / (d.at("EP") * d.at("EP"))) : 3 * w * mn * sd * sd;
+        const double norm = std::sqrt(sq);
+        EXPECT_GT(std::fabs(norm - 1), 0.1) << size << " at W=" << w << ": norm " << norm;
+        if (has(s.default_sizes, size)) (norm < 1 ? below : above) = true;
+      }
+      EXPECT_TRUE(below && above) << "W=" << w;
     }
   }
 }

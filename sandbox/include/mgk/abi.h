@@ -109,6 +109,17 @@ typedef struct mgk_input_gen {
   mgk_dist dist;
   double a, b;              // normal: mean, std; uniform: [a, b); randint: [a, b)
   mgk_dtype dtype;          // values are rounded to this dtype, as stored
+  // Special rows, so that inputs reach a kernel's safeguards (an all-zero row or block, a
+  // row whose mean square is below a norm's epsilon). The tensor is read as rows of `row`
+  // elements (flat element i lies in row i / row); the same rows on every rank (a sum over
+  // ranks of zero rows is zero), shifted by a phase drawn from `seed`, so fresh each trial.
+  // With q = i / row + phase: q % zero_every == 0 makes the row exactly +0; otherwise
+  // q % tiny_every == tiny_every / 2 multiplies its drawn values by `tiny` (before the
+  // rounding to dtype). 0 (the default) for none; zero_every and tiny_every need row > 0.
+  int64_t row;
+  int64_t zero_every;
+  int64_t tiny_every;
+  double tiny;
 } mgk_input_gen;
 
 // Expected outputs for this rank. For float outputs `expected[o]` is a double array; for

@@ -34,8 +34,22 @@ __host__ __device__ inline double round_to(mgk_dtype t, double v) {
   }
 }
 
+// What the special rows of mgk_input_gen make of element `i` (the same on every rank): 0 an
+// ordinary element, 1 in a zero row, 2 in a tiny row. The phase is below 2^30, so q never
+// wraps.
+enum { kOrdinaryRow = 0, kZeroRow = 1, kTinyRow = 2 };
+__host__ __device__ inline int special_row(const mgk_input_gen& g, int64_t i) {
+  if (g.row <= 0 || (g.zero_every <= 0 && g.tiny_every <= 0) || i < 0) return kOrdinaryRow;
+  const uint64_t q = uint64_t(i / g.row) + (mix64(g.seed ^ 0x2545f4914f6cdd1dull) >> 34);
+  if (g.zero_every > 0 && q % uint64_t(g.zero_every) == 0) return kZeroRow;
+  if (g.tiny_every > 0 && q % uint64_t(g.tiny_every) == uint64_t(g.tiny_every / 2)) return kTinyRow;
+  return kOrdinaryRow;
+}
+
 // The value the harness stored at element `i` of this input on rank `rank`.
 __host__ __device__ inline double gen_value(const mgk_input_gen& g, int rank, int64_t i) {
+  const int special = special_row(g, i);
+  if (special == kZeroRow) return 0.0;  // +0 in every dtype
   uint64_t h = mix64(g.seed ^ mix64(uint64_t(rank) * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull));
   uint64_t r1 = mix64(h + uint64_t(i) * 2 + 1);
   double v;
@@ -55,6 +69,7 @@ __host__ __device__ inline double gen_value(const mgk_input_gen& g, int rank, in
     }
     default: v = 0;
   }
+  if (special == kTinyRow) v *= g.tiny;
   return round_to(g.dtype, v);
 }
 

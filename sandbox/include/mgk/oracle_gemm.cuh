@@ -11,6 +11,14 @@
 // times the sum of the terms' |.|. The factor counts the rounding steps and leaves a margin.
 // Bounds in |C| rather than in sum |a.b| stay tight as K grows: sum |a.b| grows like K
 // while |C| grows like sqrt(K), so a bound in sum |a.b| alone lets zeros pass at large K.
+// The same holds for the values a chain rounds before its next GEMM (h and a = act(h) of an
+// MLP, then y = a W2): their rounding errors reach y_j as sum_f err_f W2[f, j], a sum of
+// independent terms of mean zero, each at most u p_f |W2[f, j]| (p_f: the magnitudes rounded
+// at f, carried through the activation's slope). That sum is at most
+// kRoundingWalk u sqrt(sum_f (p_f W2[f, j])^2) but with probability 2 exp(-kRoundingWalk^2 / 2)
+// (Hoeffding), and with the problem's factor of 2 multiplying it, 2 exp(-2 kRoundingWalk^2)
+// (3e-14 at 4): a bound of sum_f p_f |W2[f, j]| instead grows like F where the error grows
+// like sqrt(F), and at F = 4096 it hides a wrong activation (GELU for SiLU).
 #pragma once
 #include <cublas_v2.h>
 
@@ -24,6 +32,11 @@ namespace mgk::oracle {
 
 inline constexpr double kBf16U = 0x1p-8;  // bf16's unit roundoff
 inline constexpr double kF32U = 0x1p-24;
+// The multiple of the root-sum-square of independent rounding errors that a bound allows (see
+// above): 4, so that with a factor of 2 the reference fails by chance with probability below
+// 3e-14 per element, while its actual worst error stays near a sixth of the bound
+// (tests/problems/tolerance_model_test.cc models combined_sharded_gemms).
+inline constexpr double kRoundingWalk = 4;
 
 // The rounding error of a sum of n terms accumulated in fp32 (in any order), per unit of
 // sum |terms|, in units of `u_out`: the worst case n.u32, or when smaller the probabilistic
@@ -134,6 +147,10 @@ inline cudaError_t regen_side_by_side(const mgk_input_gen& g, int world, int64_t
 
 inline cudaError_t absolute(double* x, int64_t n, cudaStream_t s) {
   return for_each(n, [=] __device__(int64_t i) { x[i] = fabs(x[i]); }, s);
+}
+
+inline cudaError_t square(double* x, int64_t n, cudaStream_t s) {
+  return for_each(n, [=] __device__(int64_t i) { x[i] = x[i] * x[i]; }, s);
 }
 
 // Row-major fp64 C[m x n] = op(A) op(B) + beta C: op(A) is m x k (A stored m x k, or k x m
