@@ -511,6 +511,107 @@ TEST(ToleranceModel, TheFp8ReduceScatterPassesInEveryOrderAndRejectsOneRank) {
   }
 }
 
+// ring_attention with problem.json's inputs, q ~ N(1, 1), k ~ N(16, 1), v ~ N(0, 1): every
+// key's common component 16 (1, ..., 1) adds 16 sum_d q_d / sqrt(D) (about 128 at D = 64) to
+// every score of a row. The oracle's scale (ring::attention_oracle, exact inputs) against an
+// fp32 online softmax (the plain candidate), a flash ring (per block: bf16 P, the block's
+// output in bf16, an fp32 log-sum-exp merge; the reference's cuDNN ring) and the same online
+// softmax without the max (exp of the raw scores).
+TEST(ToleranceModel, RingAttentionPassesFp32AndAFlashRingAndRejectsExpWithoutTheMax) {
+  struct Case {
+    int w, b, s, h, d;
+  };
+  for (const Case c : {Case{2, 2, 16, 2, 64}, Case{4, 2, 8, 2, 64}, Case{2, 1, 16, 1, 128}}) {
+    SCOPED_TRACE("W=" + std::to_string(c.w) + " D=" + std::to_string(c.d));
+    const int T = c.w * c.s, D = c.d;
+    std::mt19937 g(54 + c.w + c.d);
+    std::normal_distribution<float> nq(1, 1), nk(16, 1), nv(0, 1);
+    const size_t n = size_t(c.b) * T * c.h * D;  // the whole sequence, [B, T, H, D]
+    std::vector<float> q(n), k(n), v(n);
+    for (size_t i = 0; i < n; ++i) q[i] = bf16(nq(g)), k[i] = bf16(nk(g)), v[i] = bf16(nv(g));
+    const double sm = 1 / std::sqrt(double(D));
+    std::vector<double> exact, scale, plain, flash, local;
+    int rows = 0, rows_overflowing = 0;
+    for (int bb = 0; bb < c.b; ++bb)
+      for (int gpos = 0; gpos < T; ++gpos)
+        for (int hh = 0; hh < c.h; ++hh) {
+          auto at = [&](int j) { return ((size_t(bb) * T + j) * c.h + hh) * D; };
+          const float* qi = &q[at(gpos)];
+          const int rank = gpos / c.s;
+          // The oracle: exact scores, softmax and the scale's terms.
+          std::vector<double> sc(gpos + 1);
+          double mx = -INFINITY, mag_max = 0, z = 0;
+          for (int j = 0; j <= gpos; ++j) {
+            double dot = 0, mag = 0;
+            for (int e = 0; e < D; ++e) dot += double(qi[e]) * k[at(j) + e], mag += std::fabs(double(qi[e]) * k[at(j) + e]);
+            sc[j] = dot * sm, mx = std::fmax(mx, sc[j]), mag_max = std::fmax(mag_max, mag * sm);
+          }
+          for (int j = 0; j <= gpos; ++j) z += std::exp(sc[j] - mx);
+          // fp32 online softmax, with and without the running max.
+          std::vector<float> acc(D, 0), raw(D, 0);
+          float m = -INFINITY, l = 0, lraw = 0;
+          for (int j = 0; j <= gpos; ++j) {
+            float dot = 0;
+            for (int e = 0; e < D; ++e) dot += qi[e] * k[at(j) + e];
+            const float x = dot * float(sm), m2 = std::fmax(m, x), shrink = std::exp(m - m2), p = std::exp(x - m2);
+            const float praw = std::exp(x);
+            for (int e = 0; e < D; ++e) acc[e] = acc[e] * shrink + p * v[at(j) + e], raw[e] += praw * v[at(j) + e];
+            l = l * shrink + p, lraw += praw, m = m2;
+          }
+          // The flash ring: one block per rank 0..rank, merged by log-sum-exp.
+          std::vector<float> merged(D, 0), blk(D);
+          float lacc = 0;
+          for (int r = 0; r <= rank; ++r) {
+            const int j0 = r * c.s, j1 = std::min(gpos, r * c.s + c.s - 1);
+            std::vector<float> bs;
+            float bm = -INFINITY, bz = 0;
+            for (int j = j0; j <= j1; ++j) {
+              float dot = 0;
+              for (int e = 0; e < D; ++e) dot += qi[e] * k[at(j) + e];
+              bs.push_back(dot * float(sm)), bm = std::fmax(bm, bs.back());
+            }
+            std::fill(blk.begin(), blk.end(), 0.0f);
+            for (int j = j0; j <= j1; ++j) {
+              const float e = std::exp(bs[j - j0] - bm), pb = bf16(e);
+              bz += e;
+              for (int d = 0; d < D; ++d) blk[d] += pb * v[at(j) + d];
+            }
+            const float lb = bm + std::log(bz);
+            for (int d = 0; d < D; ++d) blk[d] = bf16(blk[d] / bz);
+            if (r == 0) {
+              merged = blk, lacc = lb;
+            } else {
+              const float hi = std::fmax(lacc, lb), lo = std::fmin(lacc, lb), lnew = hi + std::log1p(std::exp(lo - hi));
+              const float wa = std::exp(lacc - lnew), wb = std::exp(lb - lnew);
+              for (int d = 0; d < D; ++d) merged[d] = merged[d] * wa + blk[d] * wb;
+              lacc = lnew;
+            }
+          }
+          bool overflowed = false;
+          for (int d = 0; d < D; ++d) {
+            double o = 0, pv = 0, pv2 = 0, part = 0, blocks = 0, ol = 0, zl = 0;
+            for (int j = 0; j <= gpos; ++j) {
+              const double pj = std::exp(sc[j] - mx) / z, vj = v[at(j) + d];
+              o += pj * vj, pv += pj * std::fabs(vj), pv2 += pj * pj * vj * vj, part += pj * vj;
+              if (j == gpos || j % c.s == c.s - 1) blocks += std::fabs(part), part = 0;
+              if (j >= rank * c.s) ol += std::exp(sc[j] - mx) * vj, zl += std::exp(sc[j] - mx);
+            }
+            exact.push_back(o);
+            scale.push_back(std::fabs(o) + blocks + std::fmin(pv, 4 * std::sqrt(pv2)) +
+                            (fp32_accumulation(T) + 2 * fp32_accumulation(D) * mag_max) * pv);
+            plain.push_back(bf16(acc[d] / l)), flash.push_back(bf16(merged[d]));
+            local.push_back(rank > 0 ? bf16(float(ol / zl)) : o);
+            overflowed |= !std::isfinite(raw[d] / lraw);
+          }
+          rows++, rows_overflowing += overflowed;
+        }
+    EXPECT_EQ(misses(plain, exact, scale, 2 * 0.5), 0) << "within half the bound (factor 2)";
+    EXPECT_EQ(misses(flash, exact, scale, 2 * 0.5), 0);
+    EXPECT_GT(rows_overflowing, rows * 95 / 100) << "exp without the max overflows on nearly every row";
+    EXPECT_GT(misses(local, exact, scale, 2), int(exact.size() / c.w) * (c.w - 1) * 9 / 10);  // the rows of ranks > 0
+  }
+}
+
 // ring_attention_pp: a stage of CP blocks of S positions (B sequences, NH heads of D dims),
 // the oracle's exact values and error parts (ind: a position's own, cor: possibly shared by
 // positions) as ring_attention_pp/reference.cu computes them, and the implementations the
