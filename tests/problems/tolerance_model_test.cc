@@ -524,72 +524,119 @@ TEST(ToleranceModel, GradAccLossSumPassesInEveryRingOrderAndRejectsOneRanksTerm)
   }
 }
 
-// load_balancing_loss_fn: the reference's roundings (bf16 p, bf16 P_e, ties to the lower
-// index), fp32 throughout, and ties to the higher index all within 3 u32 S (S in units of
-// u32 = 2^-24: 2^16 (|L| (1 + fp32(M)) + T / u), T the ties' allowance); L_r / W (no
-// all-reduce) fails.
-TEST(ToleranceModel, LoadBalancingLossPassesWithBf16OrFp32AndEitherTieAndRejectsTheUnreducedLoss) {
-  constexpr int kE = 8, kM = 1024;
-  for (int w : {2, 4, 8}) {
-    SCOPED_TRACE("W=" + std::to_string(w));
-    std::mt19937 g(24 + w);
-    std::normal_distribution<float> normal(0, 1);
-    double exact = 0, ties = 0;
-    std::vector<double> variant(3, 0), own(w);
-    for (int r = 0; r < w; ++r) {
-      std::vector<double> psum(kE, 0), picks(kE, 0);
-      std::vector<std::vector<double>> vpsum(3, std::vector<double>(kE, 0)), vpicks(3, std::vector<double>(kE, 0));
-      int ambiguous = 0;
-      for (int t = 0; t < kM; ++t) {
-        float x[kE], top = -INFINITY, sum = 0;
-        double p[kE], dtop = -INFINITY, dsum = 0;
-        for (int e = 0; e < kE; ++e) x[e] = bf16(normal(g)), top = std::fmax(top, x[e]), dtop = std::fmax(dtop, x[e]);
-        for (int e = 0; e < kE; ++e) p[e] = std::exp(double(x[e]) - dtop), dsum += p[e];
-        float p32[kE];
-        for (int e = 0; e < kE; ++e) p32[e] = std::exp(x[e] - top), sum += p32[e];
-        for (int e = 0; e < kE; ++e) p[e] /= dsum, p32[e] /= sum;
-        // The exact picks and the 2nd-3rd gap.
-        std::vector<int> order(kE);
-        for (int e = 0; e < kE; ++e) order[e] = e;
-        std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return p[a] > p[b]; });
-        for (int e = 0; e < kE; ++e) psum[e] += p[e];
-        picks[order[0]] += 1, picks[order[1]] += 1;
-        ambiguous += p[order[1]] - p[order[2]] <= 0x1p-6 * p[order[1]];
-        // Variants: 0 bf16 p, lower index on ties; 1 bf16 p, higher index; 2 fp32 p.
-        for (int v = 0; v < 3; ++v) {
-          float q[kE];
-          for (int e = 0; e < kE; ++e) q[e] = v == 2 ? p32[e] : bf16(p32[e]);
-          unsigned taken = 0;
-          for (int k = 0; k < 2; ++k) {
-            int best = -1;
-            for (int e = 0; e < kE; ++e)
-              if (!(taken >> e & 1) && (best < 0 || q[e] > q[best] || (v == 1 && q[e] == q[best]))) best = e;
-            taken |= 1u << best;
-          }
-          for (int e = 0; e < kE; ++e) vpsum[v][e] += q[e], vpicks[v][e] += taken >> e & 1;
+// load_balancing_loss_fn, with problem.json's logits N(100, 2^2) in bf16 (a grid of 0.5:
+// equal logits tie, others are e^0.5 apart in p). One rank's M tokens: the exact L_r (ties to
+// the lower index) and its near ties (an expert left out within a relative 2^-6 of the 2nd's
+// p, not equal to it: none on this grid), and the implementations: 0 the reference (bf16 p,
+// bf16 P_e), 1 fp32 throughout.
+struct LoadBalancingRank {
+  static constexpr int kE = 8;
+  double exact = 0, ties = 0;  // ties: the oracle's T for this rank, times W
+  double variant[2] = {0, 0};
+
+  LoadBalancingRank(std::mt19937& g, int m) {
+    std::normal_distribution<float> normal(100, 2);
+    std::vector<double> psum(kE, 0), picks(kE, 0);
+    std::vector<std::vector<double>> vpsum(2, std::vector<double>(kE, 0)), vpicks(2, std::vector<double>(kE, 0));
+    int ambiguous = 0;
+    for (int t = 0; t < m; ++t) {
+      float x[kE], top = -INFINITY, sum = 0;
+      double p[kE], dtop = -INFINITY, dsum = 0;
+      for (int e = 0; e < kE; ++e) x[e] = bf16(normal(g)), top = std::fmax(top, x[e]), dtop = std::fmax(dtop, x[e]);
+      for (int e = 0; e < kE; ++e) p[e] = std::exp(double(x[e]) - dtop), dsum += p[e];
+      float p32[kE];
+      for (int e = 0; e < kE; ++e) p32[e] = std::exp(x[e] - top), sum += p32[e];
+      for (int e = 0; e < kE; ++e) p[e] /= dsum, p32[e] /= sum;
+      std::vector<int> order(kE);
+      for (int e = 0; e < kE; ++e) order[e] = e;
+      std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return p[a] > p[b]; });  // ties: lower index
+      for (int e = 0; e < kE; ++e) psum[e] += p[e];
+      picks[order[0]] += 1, picks[order[1]] += 1;
+      double third = -1;
+      for (int k = 2; k < kE; ++k)
+        if (p[order[k]] != p[order[1]]) third = std::fmax(third, p[order[k]]);
+      ambiguous += p[order[1]] - third <= 0x1p-6 * p[order[1]];
+      for (int v = 0; v < 2; ++v) {
+        float q[kE];
+        for (int e = 0; e < kE; ++e) q[e] = v == 1 ? p32[e] : bf16(p32[e]);
+        unsigned taken = 0;
+        for (int k = 0; k < 2; ++k) {
+          int best = -1;
+          for (int e = 0; e < kE; ++e)
+            if (!(taken >> e & 1) && (best < 0 || q[e] > q[best])) best = e;
+          taken |= 1u << best;
         }
-      }
-      double lr = 0, pmax = 0, pmin = 1;
-      for (int e = 0; e < kE; ++e) {
-        const double P = psum[e] / kM;
-        lr += picks[e] / kM * P, pmax = std::fmax(pmax, P), pmin = std::fmin(pmin, P);
-      }
-      exact += kE * lr / w, ties += ambiguous * kE * (pmax - pmin) / kM / w;
-      for (int v = 0; v < 3; ++v) {
-        float l = 0;
-        for (int e = 0; e < kE; ++e) {
-          const float P = float(vpsum[v][e] / kM);
-          l += float(vpicks[v][e] / kM) * (v == 2 ? P : bf16(P));
-        }
-        variant[v] += kE * l / w;
-        if (v == 0) own[r] = kE * l / w;
+        for (int e = 0; e < kE; ++e) vpsum[v][e] += q[e], vpicks[v][e] += taken >> e & 1;
       }
     }
-    const double allowed = 3 * std::ldexp(1.0, -24) * 0x1p16 * (std::fabs(exact) * (1 + fp32_accumulation(kM)) + ties / kU);
-    for (int v = 0; v < 3; ++v) EXPECT_LE(std::fabs(variant[v] - exact), allowed) << "variant " << v;
-    for (int r = 0; r < w; ++r) EXPECT_GT(std::fabs(own[r] - exact), allowed) << "rank " << r;
-    EXPECT_GT(std::fabs(1.0 - exact), allowed);  // the constant degenerate
+    double lr = 0, pmax = 0, pmin = 1;
+    for (int e = 0; e < kE; ++e) {
+      const double P = psum[e] / m;
+      lr += picks[e] / m * P, pmax = std::fmax(pmax, P), pmin = std::fmin(pmin, P);
+    }
+    exact = kE * lr, ties = ambiguous * kE * (pmax - pmin) / m;
+    for (int v = 0; v < 2; ++v) {
+      float l = 0;
+      for (int e = 0; e < kE; ++e) {
+        const float P = float(vpsum[v][e] / m);
+        l += float(vpicks[v][e] / m) * (v == 1 ? P : bf16(P));
+      }
+      variant[v] = kE * l;
+    }
   }
+};
+
+// The oracle's allowed error: 3 u32 S, S = 2^16 (|L| (1 + fp32(M)) + T / u) in units of u32.
+double load_balancing_allowed(double loss, double ties, int m) {
+  return 3 * std::ldexp(1.0, -24) * float(0x1p16 * (std::fabs(loss) * (1 + fp32_accumulation(m)) + ties / kU));
+}
+
+// The reference's roundings (bf16 p, bf16 P_e) and fp32 throughout pass within half the
+// bound; there is no near tie on the logits' grid (T = 0); L_r / W (no all-reduce) and the
+// constant 1 fail.
+TEST(ToleranceModel, LoadBalancingLossPassesWithBf16OrFp32AndRejectsTheUnreducedLoss) {
+  for (int m : {4, 999, 1024}) {
+    for (int w : {2, 4, 8}) {
+      SCOPED_TRACE("M=" + std::to_string(m) + " W=" + std::to_string(w));
+      std::mt19937 g(24 + w + m);
+      for (int trial = 0; trial < (m == 4 ? 200 : 3); ++trial) {
+        double exact = 0, ties = 0, variant[2] = {0, 0};
+        std::vector<double> own;
+        for (int r = 0; r < w; ++r) {
+          const LoadBalancingRank rank(g, m);
+          exact += rank.exact / w, ties += rank.ties / w;
+          for (int v = 0; v < 2; ++v) variant[v] += rank.variant[v] / w;
+          own.push_back(rank.variant[0] / w);
+        }
+        EXPECT_EQ(ties, 0.0);
+        const double allowed = load_balancing_allowed(exact, ties, m);
+        for (int v = 0; v < 2; ++v) EXPECT_LE(std::fabs(variant[v] - exact), 0.5 * allowed) << "variant " << v;
+        for (int r = 0; r < w; ++r) EXPECT_GT(std::fabs(own[r] - exact), allowed) << "rank " << r;
+        EXPECT_GT(std::fabs(1.0 - exact), allowed);  // the constant degenerate
+      }
+    }
+  }
+}
+
+// A rank's own L_r, not averaged (the all-reduce skipped, divided by 1): at M = 1024 every
+// rank's L_r is within the bound of the mean; at `tiny` (M = 4) it misses the bound in most
+// trials at W = 2 (the weakest world: one peer), so that the 3 trials of an evaluation all
+// pass it about once in 2000 evaluations.
+TEST(ToleranceModel, LoadBalancingLossRejectsARanksOwnLossAtTinyM) {
+  std::mt19937 g(2024);
+  int passed_tiny = 0, passed_pkb = 0;
+  constexpr int kTrials = 1000;
+  for (int trial = 0; trial < kTrials; ++trial) {
+    for (int m : {4, 1024}) {
+      if (m == 1024 && trial >= 50) continue;
+      const LoadBalancingRank r0(g, m), r1(g, m);
+      const double exact = (r0.exact + r1.exact) / 2;
+      const bool passes = std::fabs(r0.variant[0] - exact) <= load_balancing_allowed(exact, 0, m);
+      (m == 4 ? passed_tiny : passed_pkb) += passes;
+    }
+  }
+  EXPECT_LT(passed_tiny, kTrials / 8) << "M = 4";  // about 8%
+  EXPECT_GE(passed_pkb, 45) << "M = 1024: why tiny is in the defaults";
 }
 
 // moe_epgroupgemm_lora_backward: an element-wise bf16 sum over W ranks, bound W u sum|g|.
@@ -716,6 +763,107 @@ TEST(ToleranceModel, TheFp8ReduceScatterPassesInEveryOrderAndRejectsOneRank) {
     if (w == 2) {
       EXPECT_GT(misses(unquantised, exact, scale, factor), p / 3);
     }
+  }
+}
+
+// ring_attention with problem.json's inputs, q ~ N(1, 1), k ~ N(16, 1), v ~ N(0, 1): every
+// key's common component 16 (1, ..., 1) adds 16 sum_d q_d / sqrt(D) (about 128 at D = 64) to
+// every score of a row. The oracle's scale (ring::attention_oracle, exact inputs) against an
+// fp32 online softmax (the plain candidate), a flash ring (per block: bf16 P, the block's
+// output in bf16, an fp32 log-sum-exp merge; the reference's cuDNN ring) and the same online
+// softmax without the max (exp of the raw scores).
+TEST(ToleranceModel, RingAttentionPassesFp32AndAFlashRingAndRejectsExpWithoutTheMax) {
+  struct Case {
+    int w, b, s, h, d;
+  };
+  for (const Case c : {Case{2, 2, 16, 2, 64}, Case{4, 2, 8, 2, 64}, Case{2, 1, 16, 1, 128}}) {
+    SCOPED_TRACE("W=" + std::to_string(c.w) + " D=" + std::to_string(c.d));
+    const int T = c.w * c.s, D = c.d;
+    std::mt19937 g(54 + c.w + c.d);
+    std::normal_distribution<float> nq(1, 1), nk(16, 1), nv(0, 1);
+    const size_t n = size_t(c.b) * T * c.h * D;  // the whole sequence, [B, T, H, D]
+    std::vector<float> q(n), k(n), v(n);
+    for (size_t i = 0; i < n; ++i) q[i] = bf16(nq(g)), k[i] = bf16(nk(g)), v[i] = bf16(nv(g));
+    const double sm = 1 / std::sqrt(double(D));
+    std::vector<double> exact, scale, plain, flash, local;
+    int rows = 0, rows_overflowing = 0;
+    for (int bb = 0; bb < c.b; ++bb)
+      for (int gpos = 0; gpos < T; ++gpos)
+        for (int hh = 0; hh < c.h; ++hh) {
+          auto at = [&](int j) { return ((size_t(bb) * T + j) * c.h + hh) * D; };
+          const float* qi = &q[at(gpos)];
+          const int rank = gpos / c.s;
+          // The oracle: exact scores, softmax and the scale's terms.
+          std::vector<double> sc(gpos + 1);
+          double mx = -INFINITY, mag_max = 0, z = 0;
+          for (int j = 0; j <= gpos; ++j) {
+            double dot = 0, mag = 0;
+            for (int e = 0; e < D; ++e) dot += double(qi[e]) * k[at(j) + e], mag += std::fabs(double(qi[e]) * k[at(j) + e]);
+            sc[j] = dot * sm, mx = std::fmax(mx, sc[j]), mag_max = std::fmax(mag_max, mag * sm);
+          }
+          for (int j = 0; j <= gpos; ++j) z += std::exp(sc[j] - mx);
+          // fp32 online softmax, with and without the running max.
+          std::vector<float> acc(D, 0), raw(D, 0);
+          float m = -INFINITY, l = 0, lraw = 0;
+          for (int j = 0; j <= gpos; ++j) {
+            float dot = 0;
+            for (int e = 0; e < D; ++e) dot += qi[e] * k[at(j) + e];
+            const float x = dot * float(sm), m2 = std::fmax(m, x), shrink = std::exp(m - m2), p = std::exp(x - m2);
+            const float praw = std::exp(x);
+            for (int e = 0; e < D; ++e) acc[e] = acc[e] * shrink + p * v[at(j) + e], raw[e] += praw * v[at(j) + e];
+            l = l * shrink + p, lraw += praw, m = m2;
+          }
+          // The flash ring: one block per rank 0..rank, merged by log-sum-exp.
+          std::vector<float> merged(D, 0), blk(D);
+          float lacc = 0;
+          for (int r = 0; r <= rank; ++r) {
+            const int j0 = r * c.s, j1 = std::min(gpos, r * c.s + c.s - 1);
+            std::vector<float> bs;
+            float bm = -INFINITY, bz = 0;
+            for (int j = j0; j <= j1; ++j) {
+              float dot = 0;
+              for (int e = 0; e < D; ++e) dot += qi[e] * k[at(j) + e];
+              bs.push_back(dot * float(sm)), bm = std::fmax(bm, bs.back());
+            }
+            std::fill(blk.begin(), blk.end(), 0.0f);
+            for (int j = j0; j <= j1; ++j) {
+              const float e = std::exp(bs[j - j0] - bm), pb = bf16(e);
+              bz += e;
+              for (int d = 0; d < D; ++d) blk[d] += pb * v[at(j) + d];
+            }
+            const float lb = bm + std::log(bz);
+            for (int d = 0; d < D; ++d) blk[d] = bf16(blk[d] / bz);
+            if (r == 0) {
+              merged = blk, lacc = lb;
+            } else {
+              const float hi = std::fmax(lacc, lb), lo = std::fmin(lacc, lb), lnew = hi + std::log1p(std::exp(lo - hi));
+              const float wa = std::exp(lacc - lnew), wb = std::exp(lb - lnew);
+              for (int d = 0; d < D; ++d) merged[d] = merged[d] * wa + blk[d] * wb;
+              lacc = lnew;
+            }
+          }
+          bool overflowed = false;
+          for (int d = 0; d < D; ++d) {
+            double o = 0, pv = 0, pv2 = 0, part = 0, blocks = 0, ol = 0, zl = 0;
+            for (int j = 0; j <= gpos; ++j) {
+              const double pj = std::exp(sc[j] - mx) / z, vj = v[at(j) + d];
+              o += pj * vj, pv += pj * std::fabs(vj), pv2 += pj * pj * vj * vj, part += pj * vj;
+              if (j == gpos || j % c.s == c.s - 1) blocks += std::fabs(part), part = 0;
+              if (j >= rank * c.s) ol += std::exp(sc[j] - mx) * vj, zl += std::exp(sc[j] - mx);
+            }
+            exact.push_back(o);
+            scale.push_back(std::fabs(o) + blocks + std::fmin(pv, 4 * std::sqrt(pv2)) +
+                            (fp32_accumulation(T) + 2 * fp32_accumulation(D) * mag_max) * pv);
+            plain.push_back(bf16(acc[d] / l)), flash.push_back(bf16(merged[d]));
+            local.push_back(rank > 0 ? bf16(float(ol / zl)) : o);
+            overflowed |= !std::isfinite(raw[d] / lraw);
+          }
+          rows++, rows_overflowing += overflowed;
+        }
+    EXPECT_EQ(misses(plain, exact, scale, 2 * 0.5), 0) << "within half the bound (factor 2)";
+    EXPECT_EQ(misses(flash, exact, scale, 2 * 0.5), 0);
+    EXPECT_GT(rows_overflowing, rows * 95 / 100) << "exp without the max overflows on nearly every row";
+    EXPECT_GT(misses(local, exact, scale, 2), int(exact.size() / c.w) * (c.w - 1) * 9 / 10);  // the rows of ranks > 0
   }
 }
 

@@ -98,8 +98,9 @@ MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor
 namespace {
 
 // Per rank (blockIdx.y), exactly: the sum of p[e] over its tokens, the tokens whose exact
-// top-2 holds e (ties to the lower index), and the tokens whose 2nd and 3rd p are within a
-// relative 2^-6 (a bf16 tie there may pick either).
+// top-2 holds e (ties to the lower index), and the tokens where an expert left out has a p
+// within a relative 2^-6 of the 2nd's but not equal to it (bf16 rounding of p may then pick
+// either; equal p, i.e. equal logits, are decided by the lower index in every order).
 __global__ void exact_sums_kernel(mgk_input_gen g, int64_t m, double* psum, double* picks, double* ambiguous) {
   __shared__ double s_psum[kE], s_picks[kE], s_amb;
   if (threadIdx.x < kE) s_psum[threadIdx.x] = 0, s_picks[threadIdx.x] = 0;
@@ -115,9 +116,9 @@ __global__ void exact_sums_kernel(mgk_input_gen g, int64_t m, double* psum, doub
     int second = first == 0 ? 1 : 0;
     for (int e = 0; e < kE; ++e)
       if (e != first && p[e] > p[second]) second = e;
-    double third = -1;
+    double third = -1;  // the largest p left out that is not equal to the 2nd's
     for (int e = 0; e < kE; ++e)
-      if (e != first && e != second) third = fmax(third, p[e]);
+      if (e != first && e != second && p[e] != p[second]) third = fmax(third, p[e]);
     for (int e = 0; e < kE; ++e) atomicAdd(&s_psum[e], p[e]);
     atomicAdd(&s_picks[first], 1.0), atomicAdd(&s_picks[second], 1.0);
     if (p[second] - third <= 0x1p-6 * p[second]) atomicAdd(&s_amb, 1.0);
