@@ -221,6 +221,8 @@ std::vector<mgk_input_gen> Preset::gens_for(uint64_t seed) const {
     x.zero_every = p.init.zero_every;
     x.tiny_every = p.init.tiny_every;
     x.tiny = p.init.tiny;
+    x.massive_every = p.init.massive_every;
+    x.massive = p.init.massive;
     g.push_back(x);
   }
   return g;

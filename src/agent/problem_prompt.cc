@@ -41,7 +41,10 @@ std::string init_text(const problems::InputInit& init) {
   if (init.zero_every) out += "; every " + nth(init.zero_every) + " row (of " + init.row_length + ") all zero";
   if (init.tiny_every)
     out += "; every " + nth(init.tiny_every) + " row (of " + init.row_length + ") times " + number(init.tiny);
-  if (init.zero_every || init.tiny_every) out += " (the same rows on every rank, drawn afresh each call)";
+  if (init.massive_every)
+    out += "; every " + nth(init.massive_every) + " row (of " + init.row_length + ") times " + number(init.massive);
+  if (init.zero_every || init.tiny_every || init.massive_every)
+    out += " (the same rows on every rank, drawn afresh each call)";
   return out;
 }
 

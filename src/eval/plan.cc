@@ -34,12 +34,14 @@ wire::TensorPlan tensor_plan(const problems::ResolvedTensor& t, bool output, con
     if (!std::isfinite(p.init.a) || !std::isfinite(p.init.b)) throw UsageError(where + "must be finite");
     if (p.init.dist == wire::Dist::kNormal && p.init.b < 0) throw UsageError(where + "a negative std");
     if (p.init.dist != wire::Dist::kNormal && !(p.init.b > p.init.a)) throw UsageError(where + "'high' must exceed 'low'");
-    if (init.zero_every || init.tiny_every) {
+    if (init.zero_every || init.tiny_every || init.massive_every) {
       p.init.row = expr::evaluate_count(init.row_length, vars);
       if (p.init.row < 1) throw UsageError(where + "rows.length '" + init.row_length + "' must be at least 1");
       p.init.zero_every = init.zero_every;
       p.init.tiny_every = init.tiny_every;
       p.init.tiny = init.tiny;
+      p.init.massive_every = init.massive_every;
+      p.init.massive = init.massive;
     }
     return p;
   }

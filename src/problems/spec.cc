@@ -95,11 +95,14 @@ void parse_init(const Reader& r, const nlohmann::json& init, const std::string& 
   if (!init.contains("rows")) return;
   const auto& rows = init["rows"];
   const std::string rf = field + ".rows";
-  if (!rows.is_object()) r.fail(rf, "expected {\"zero_every\": k, \"tiny_every\": k, \"tiny\": t, \"length\": expr}");
+  if (!rows.is_object())
+    r.fail(rf, "expected {\"zero_every\": k, \"tiny_every\": k, \"tiny\": t, \"massive_every\": k, "
+               "\"massive\": m, \"length\": expr}");
   if (in.dist == "randint") r.fail(rf, "not for 'randint': zeros or scaled values would leave the integers' range");
   for (const auto& [k, v] : rows.items())
-    if (k != "length" && k != "zero_every" && k != "tiny_every" && k != "tiny")
-      r.fail(rf + "." + k, "unknown key (valid: length, zero_every, tiny_every, tiny)");
+    if (k != "length" && k != "zero_every" && k != "tiny_every" && k != "tiny" && k != "massive_every" &&
+        k != "massive")
+      r.fail(rf + "." + k, "unknown key (valid: length, zero_every, tiny_every, tiny, massive_every, massive)");
   auto every = [&](const char* key) -> long long {
     if (!rows.contains(key)) return 0;
     const auto& v = rows[key];
@@ -109,13 +112,22 @@ void parse_init(const Reader& r, const nlohmann::json& init, const std::string& 
   };
   in.zero_every = every("zero_every");
   in.tiny_every = every("tiny_every");
-  if (in.zero_every == 0 && in.tiny_every == 0) r.fail(rf, "needs 'zero_every' or 'tiny_every'");
+  in.massive_every = every("massive_every");
+  if (in.zero_every == 0 && in.tiny_every == 0 && in.massive_every == 0)
+    r.fail(rf, "needs 'zero_every', 'tiny_every' or 'massive_every'");
   if (rows.contains("tiny") != (in.tiny_every != 0))
     r.fail(rf + ".tiny", "'tiny' (the factor of the tiny rows) goes with 'tiny_every', and only with it");
   if (in.tiny_every) {
     if (!rows["tiny"].is_number()) r.fail(rf + ".tiny", "expected a number in (0, 1)");
     in.tiny = rows["tiny"].get<double>();
     if (!(in.tiny > 0 && in.tiny < 1)) r.fail(rf + ".tiny", "expected a number in (0, 1)");
+  }
+  if (rows.contains("massive") != (in.massive_every != 0))
+    r.fail(rf + ".massive", "'massive' (the factor of the massive rows) goes with 'massive_every', and only with it");
+  if (in.massive_every) {
+    if (!rows["massive"].is_number() || !(rows["massive"].get<double>() > 1))
+      r.fail(rf + ".massive", "expected a number above 1");
+    in.massive = rows["massive"].get<double>();
   }
   if (rows.contains("length")) {
     in.row_length = expr_string(r, rf + ".length", rows["length"]);

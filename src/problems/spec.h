@@ -31,14 +31,16 @@ struct InputInit {
   // rank's oracle regenerates every rank's values with one generator), e.g. "std": "H ** -0.5";
   // evaluated per preset (eval/plan), in place of `a` or `b`. Empty: the number above.
   std::string a_expr, b_expr;
-  // "rows": {"length": expr, "zero_every": k, "tiny_every": k, "tiny": t}: special rows of
-  // `row_length` elements (default: the shape's last dim), the same on every rank, moved by
-  // a phase drawn each trial: every zero_every-th row exactly zero, every tiny_every-th
-  // (half a period on) its values times `tiny` (mgk_input_gen in sandbox/include/mgk/abi.h).
-  // 0 for none; not for randint (indices and counts would leave their range).
+  // "rows": {"length": expr, "zero_every": k, "tiny_every": k, "tiny": t, "massive_every": k,
+  // "massive": m}: special rows of `row_length` elements (default: the shape's last dim), the
+  // same on every rank, moved by a phase drawn each trial: every zero_every-th row exactly
+  // zero, every tiny_every-th (half a period on) its values times `tiny` < 1, every
+  // massive_every-th (a period on, less one) times `massive` > 1 (mgk_input_gen in
+  // sandbox/include/mgk/abi.h). 0 for none; not for randint (indices and counts would leave
+  // their range).
   std::string row_length;
-  long long zero_every = 0, tiny_every = 0;
-  double tiny = 0;
+  long long zero_every = 0, tiny_every = 0, massive_every = 0;
+  double tiny = 0, massive = 0;
 };
 
 enum class ToleranceKind {

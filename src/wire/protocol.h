@@ -42,9 +42,10 @@ struct InputInit {
   Dist dist = Dist::kNormal;
   double a = 0, b = 1;  // normal: mean, std; uniform and randint: [a, b)
   // Special rows (mgk_input_gen in mgk/abi.h): rows of `row` elements, every zero_every-th
-  // zero, every tiny_every-th scaled by `tiny`; 0 for none.
-  int64_t row = 0, zero_every = 0, tiny_every = 0;
-  double tiny = 0;
+  // zero, every tiny_every-th scaled by `tiny`, every massive_every-th by `massive`; 0 for
+  // none.
+  int64_t row = 0, zero_every = 0, tiny_every = 0, massive_every = 0;
+  double tiny = 0, massive = 0;
 };
 
 // One tensor of a size preset as one rank sees it.

@@ -105,6 +105,21 @@ TEST_F(Prompts, TheModelIsToldOfTheWorldsItsKernelIsAlsoCheckedAt) {
   EXPECT_EQ(render_problem(lib_, sample_inputs(sample_spec(), Mode::kRefine)).find("Worlds checked"), std::string::npos);
 }
 
+// The special rows of an input are in the prompt: a model told of the massive tokens knows
+// its exp needs the max.
+TEST_F(Prompts, TheSpecialRowsOfAnInputAreDescribed) {
+  problems::Spec spec = sample_spec();
+  spec.inputs[0].init.row_length = "N";
+  spec.inputs[0].init.zero_every = 16;
+  spec.inputs[0].init.massive_every = 32;
+  spec.inputs[0].init.massive = 128;
+  const std::string text = render_problem(lib_, sample_inputs(spec, Mode::kRefine));
+  EXPECT_NE(text.find("normal(0, 1); every 16th row (of N) all zero; every 32nd row (of N) times 128 "
+                      "(the same rows on every rank, drawn afresh each call)"),
+            std::string::npos)
+      << text;
+}
+
 // A kernel wrong only at the structure check's world hears which world and size failed.
 TEST_F(Prompts, AFailureAtTheStructureCheckNamesItsWorld) {
   eval::EvalResult r;

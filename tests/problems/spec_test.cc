@@ -113,7 +113,8 @@ TEST(Spec, InitParametersMayBeExpressionsAndRowsMayBeSpecial) {
   nlohmann::json j = minimal();
   j["inputs"].push_back({{"name", "w"}, {"dtype", "bf16"}, {"shape", {"N", "C"}},
                          {"init", {{"dist", "normal"}, {"mean", 0.5}, {"std", "N ** -0.5"},
-                                   {"rows", {{"zero_every", 16}, {"tiny_every", 8}, {"tiny", 0.0009765625}}}}}});
+                                   {"rows", {{"zero_every", 16}, {"tiny_every", 8}, {"tiny", 0.0009765625},
+                                             {"massive_every", 32}, {"massive", 100}}}}}});
   j["inputs"].push_back({{"name", "flat"}, {"dtype", "bf16"}, {"shape", {"W * N"}},
                          {"init", {{"dist", "uniform"}, {"low", "-W"}, {"high", 3}, {"rows", {{"length", "C"}, {"zero_every", 4}}}}}});
   const Spec s = parse_spec(j, "cat/p", "/tmp/p");
@@ -125,12 +126,15 @@ TEST(Spec, InitParametersMayBeExpressionsAndRowsMayBeSpecial) {
   EXPECT_EQ(w.zero_every, 16);
   EXPECT_EQ(w.tiny_every, 8);
   EXPECT_DOUBLE_EQ(w.tiny, 0x1p-10);
+  EXPECT_EQ(w.massive_every, 32);
+  EXPECT_DOUBLE_EQ(w.massive, 100);
   const InputInit& f = s.inputs[2].init;
   EXPECT_EQ(f.a_expr, "-W");
   EXPECT_DOUBLE_EQ(f.b, 3);
   EXPECT_EQ(f.row_length, "C");
   EXPECT_EQ(f.zero_every, 4);
   EXPECT_EQ(f.tiny_every, 0);
+  EXPECT_EQ(f.massive_every, 0);
   // No "rows": none.
   EXPECT_EQ(s.inputs[0].init.zero_every, 0);
   EXPECT_TRUE(s.inputs[0].init.row_length.empty());
@@ -161,7 +165,10 @@ TEST(Spec, InitErrorsNameTheField) {
   expect_error(J{{"rows", {{"tiny_every", 4}}}}, "rows.tiny'");
   expect_error(J{{"rows", {{"zero_every", 4}, {"tiny", 0.5}}}}, "rows.tiny'");
   expect_error(J{{"rows", {{"tiny_every", 4}, {"tiny", 1.5}}}}, "expected a number in (0, 1)");
-  expect_error(J{{"rows", J::object()}}, "needs 'zero_every' or 'tiny_every'");
+  expect_error(J{{"rows", J::object()}}, "needs 'zero_every', 'tiny_every' or 'massive_every'");
+  expect_error(J{{"rows", {{"massive_every", 32}}}}, "rows.massive'");
+  expect_error(J{{"rows", {{"massive_every", 32}, {"massive", 0.5}}}}, "rows.massive': expected a number above 1");
+  expect_error(J{{"rows", {{"zero_every", 4}, {"massive", 100}}}}, "goes with 'massive_every'");
   expect_error(J{{"rows", {{"zero_every", 4}, {"every", 2}}}}, "rows.every': unknown key");
   expect_error(J{{"rows", {{"zero_every", 4}, {"length", "R * C"}}}}, "rows.length': 'R' is not allowed");
   expect_error(J{{"rows", {{"zero_every", 4}}}}, "a scalar has no rows", J::array());

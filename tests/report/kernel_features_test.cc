@@ -9,6 +9,7 @@
 
 #include "common/env.h"
 #include "common/file.h"
+#include "problems/catalog.h"
 #include "support/test_paths.h"
 
 namespace mgk::report {
@@ -70,15 +71,14 @@ TEST(KernelFeatures, ThePlainAllReduceCandidatePullsWithRegistersBehindFlags) {
 
 TEST(KernelFeatures, EveryExpertUsesSomeMechanismTheGuideNames) {
   int experts = 0;
-  for (const auto& category : std::filesystem::directory_iterator(root_dir() / "problems"))
-    for (const auto& problem : std::filesystem::directory_iterator(category.path())) {
-      const auto expert = problem.path() / "expert.cu";
-      if (!std::filesystem::exists(expert)) continue;
-      ++experts;
-      KernelFeatures f = detect_features(read_file(expert));
-      EXPECT_FALSE(f.transfer.empty()) << expert;
-      EXPECT_FALSE(f.sync.empty()) << expert;
-    }
+  for (const std::string& name : problems::list_names()) {
+    const auto expert = problems::problems_dir() / name / "expert.cu";
+    if (!std::filesystem::exists(expert)) continue;
+    ++experts;
+    KernelFeatures f = detect_features(read_file(expert));
+    EXPECT_FALSE(f.transfer.empty()) << expert;
+    EXPECT_FALSE(f.sync.empty()) << expert;
+  }
   EXPECT_GT(experts, 0);
 }
 

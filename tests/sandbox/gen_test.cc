@@ -1,7 +1,8 @@
 // The special rows of mgk_input_gen (mgk/gen.cuh, compiled here by the host compiler, as the
 // harness's fill kernel and every oracle run it on the device): every zero_every-th row of
 // `row` elements exactly +0, every tiny_every-th (half a period on) the ordinary values times
-// `tiny`, the same rows on every rank, moved by a phase that follows the seed.
+// `tiny`, every massive_every-th (a period on, less one) times `massive`, the same rows on
+// every rank, moved by a phase that follows the seed.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -59,6 +60,28 @@ TEST(Gen, SpecialRowsAreZeroOrScaledWholeAndTheSameOnEveryRank) {
       if (special_row(g, q * row) == kZeroRow && q + 4 < rows) {
         EXPECT_EQ(special_row(g, (q + 4) * row), kTinyRow);
       }
+  }
+}
+
+TEST(Gen, MassiveRowsAreScaledWholeAndPrecedeTheNextPeriod) {
+  const int64_t row = 6, rows = 96;
+  for (uint64_t seed : {3ull, 4ull, 0xfeedull}) {
+    mgk_input_gen g = special_gen(seed, row, 32, 0, 0);
+    g.massive_every = 32, g.massive = 128;
+    const mgk_input_gen plain = plain_gen(seed);
+    int massive_rows = 0;
+    for (int64_t q = 0; q < rows; ++q) {
+      const int kind = special_row(g, q * row);
+      massive_rows += kind == kMassiveRow;
+      // The row before each zero row is massive: a period on, less one.
+      if (kind == kZeroRow && q > 0) EXPECT_EQ(special_row(g, (q - 1) * row), kMassiveRow) << q;
+      for (int64_t j = 0; j < row; ++j) {
+        const int64_t i = q * row + j;
+        EXPECT_EQ(special_row(g, i), kind);
+        if (kind == kMassiveRow) EXPECT_EQ(gen_value(g, 5, i), gen_value(plain, 5, i) * 128);  // a power of two
+      }
+    }
+    EXPECT_EQ(massive_rows, rows / 32);
   }
 }
 

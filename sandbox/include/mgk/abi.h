@@ -115,11 +115,15 @@ typedef struct mgk_input_gen {
   // ranks of zero rows is zero), shifted by a phase drawn from `seed`, so fresh each trial.
   // With q = i / row + phase: q % zero_every == 0 makes the row exactly +0; otherwise
   // q % tiny_every == tiny_every / 2 multiplies its drawn values by `tiny` (before the
-  // rounding to dtype). 0 (the default) for none; zero_every and tiny_every need row > 0.
+  // rounding to dtype); otherwise q % massive_every == massive_every - 1 multiplies them by
+  // `massive` (> 1: a token with massive activations, as LLMs have, which overflows an exp
+  // taken without the max). 0 (the default) for none; each period needs row > 0.
   int64_t row;
   int64_t zero_every;
   int64_t tiny_every;
   double tiny;
+  int64_t massive_every;
+  double massive;
 } mgk_input_gen;
 
 // Expected outputs for this rank. For float outputs `expected[o]` is a double array; for

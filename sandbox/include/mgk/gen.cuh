@@ -35,14 +35,15 @@ __host__ __device__ inline double round_to(mgk_dtype t, double v) {
 }
 
 // What the special rows of mgk_input_gen make of element `i` (the same on every rank): 0 an
-// ordinary element, 1 in a zero row, 2 in a tiny row. The phase is below 2^30, so q never
-// wraps.
-enum { kOrdinaryRow = 0, kZeroRow = 1, kTinyRow = 2 };
+// ordinary element, 1 in a zero row, 2 in a tiny row, 3 in a massive row. The phase is
+// below 2^30, so q never wraps.
+enum { kOrdinaryRow = 0, kZeroRow = 1, kTinyRow = 2, kMassiveRow = 3 };
 __host__ __device__ inline int special_row(const mgk_input_gen& g, int64_t i) {
-  if (g.row <= 0 || (g.zero_every <= 0 && g.tiny_every <= 0) || i < 0) return kOrdinaryRow;
+  if (g.row <= 0 || (g.zero_every <= 0 && g.tiny_every <= 0 && g.massive_every <= 0) || i < 0) return kOrdinaryRow;
   const uint64_t q = uint64_t(i / g.row) + (mix64(g.seed ^ 0x2545f4914f6cdd1dull) >> 34);
   if (g.zero_every > 0 && q % uint64_t(g.zero_every) == 0) return kZeroRow;
   if (g.tiny_every > 0 && q % uint64_t(g.tiny_every) == uint64_t(g.tiny_every / 2)) return kTinyRow;
+  if (g.massive_every > 0 && q % uint64_t(g.massive_every) == uint64_t(g.massive_every - 1)) return kMassiveRow;
   return kOrdinaryRow;
 }
 
@@ -70,6 +71,7 @@ __host__ __device__ inline double gen_value(const mgk_input_gen& g, int rank, in
     default: v = 0;
   }
   if (special == kTinyRow) v *= g.tiny;
+  if (special == kMassiveRow) v *= g.massive;
   return round_to(g.dtype, v);
 }
 
