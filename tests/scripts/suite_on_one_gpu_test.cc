@@ -6,6 +6,8 @@
 // keeps.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
@@ -160,6 +162,13 @@ TEST_F(SuiteOnOneGpuScript, ADegenerateThatPassesIsBadAndFailsTheRun) {
                                              "tp_gemm_allreduce.W2.pkb.gemm_allreduce.local.err",
                                              "tp_gemm_allreduce.W2.pkb.gemm_allreduce.local.json"}));
   EXPECT_EQ(read_file(r.out / "bad-logs.txt"), (r.out / "logs/tp_gemm_allreduce.W2.pkb.gemm_allreduce.local.json").string() + "\n");
+  // The references at W = 1 come from specs that allow one rank and have no structure check
+  // (NCCL, which the reference needs, will not start with more ranks than GPUs).
+  const auto w1_spec = nlohmann::json::parse(read_file(r.out / "w1-root/problems/moe/moe_ep_balanced/problem.json"));
+  EXPECT_EQ(w1_spec["world_size"]["min"], 1);
+  EXPECT_FALSE(w1_spec.contains("structure_check"));
+  EXPECT_TRUE(nlohmann::json::parse(read_file(test::source_dir() / "problems/moe/moe_ep_balanced/problem.json"))
+                  .contains("structure_check"));
 }
 
 // Stage 6: each mutant as a user runs it (the problem's default presets, default trials, its
