@@ -165,12 +165,15 @@ void Agent::prepare_sandbox() {
   sandbox_ = runner::make_sandbox_dir(sandbox_name(attempt_id_, run->uuid));
   for (const auto& [name, text] : setup_.sandbox_files)
     if (!fs::exists(sandbox_ / name)) write_file(sandbox_ / name, text);
+  for (const auto& [name, target] : setup_.sandbox_links)
+    if (!fs::exists(fs::symlink_status(sandbox_ / name))) fs::create_directory_symlink(fs::absolute(target), sandbox_ / name);
   if (best_hash_ && !fs::exists(sandbox_ / "best.cu"))
     if (auto source = deps_.store->kernel_source(*best_hash_)) write_file(sandbox_ / "best.cu", *source);
   if (setup_.mode != Mode::kShell) return;
   fs::create_directories(sandbox_ / ".mgk");  // the sandbox's own compile cache and scratch store
   runner::RunnerOptions o = setup_.runner;
   o.sandbox_dir = sandbox_;
+  for (const auto& link : setup_.sandbox_links) o.read_only.push_back(fs::absolute(link.second));  // where they lead
   o.cancel = deps_.interrupt;
   o.timeout_s = setup_.command_timeout_s;
   o.extra_env["MGK_HOME"] = (sandbox_ / ".mgk").string();
@@ -372,8 +375,11 @@ Agent::StepResult Agent::execute_shell(const std::string& reply_text) {
     return {Action::kSubmit, "submitted", std::nullopt, "", std::nullopt};
   }
   const std::string status = ran.status_line(setup_.command_timeout_s);
+  // What the command printed, as the model reads it: no host paths (pwd, compile errors,
+  // the links' targets), the same on every machine.
+  const std::string output = HostPaths::of_this_machine(sandbox_).relative(ran.output);
   return {Action::kShell, status, std::nullopt,
-          deps_.prompts->render("feedback/shell_observation", {{"status", status}, {"output", ran.output}}),
+          deps_.prompts->render("feedback/shell_observation", {{"status", status}, {"output", output}}),
           std::nullopt};
 }
 

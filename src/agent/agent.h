@@ -36,6 +36,9 @@ struct AgentSetup {
   // Written into the sandbox directory when the attempt starts (shell mode: the reference,
   // the problem text), by file name.
   std::map<std::string, std::string> sandbox_files;
+  // Shell mode: links made in the sandbox, by name, to folders the model reads (the
+  // problem's, the primitives'), so the prompt names them the same on every machine.
+  std::map<std::string, std::filesystem::path> sandbox_links;
   // Shell mode: how commands run. The agent sets sandbox_dir and cancel, and points
   // MGK_HOME and MGK_DB inside the sandbox (the trusted store is never writable there).
   runner::RunnerOptions runner;

@@ -48,7 +48,7 @@ struct PromptInputs {
   double command_timeout_s = kCommandTimeoutS;
   std::string eval_command;     // e.g. "mgk eval collectives/all_reduce kernel.cu --world 2"
   std::string tune_command;
-  std::string problem_dir, primitives_dir;
+  std::string problem_dir, primitives_dir;  // as the model names them: links in its sandbox
 };
 
 struct InitialPrompt {

@@ -50,8 +50,9 @@ AgentSetup build_session_setup(const PromptLibrary& prompts, const problems::Spe
                             (c.compile_only ? " --compile-only" : "");
   in.eval_command = "mgk eval " + spec.name + " kernel.cu" + group;
   in.tune_command = "mgk tune " + spec.name + " kernel.cu" + group + " --out tuned.cu";
-  in.problem_dir = spec.dir.string();
-  in.primitives_dir = (root_dir() / "primitives").string();
+  // Shell mode: links in the sandbox (below), so that no host path is in the prompt.
+  in.problem_dir = "problem/";
+  in.primitives_dir = "primitives/";
 
   AgentSetup setup;
   setup.problem = spec.name;
@@ -63,6 +64,7 @@ AgentSetup build_session_setup(const PromptLibrary& prompts, const problems::Spe
   if (c.mode == Mode::kShell) {
     setup.sandbox_files = {{"reference.cu", in.texts.reference_source},
                            {"problem.md", render_problem(prompts, in)}};
+    setup.sandbox_links = {{"problem", spec.dir}, {"primitives", root_dir() / "primitives"}};
     setup.runner = shell_runner_options();
   }
   setup.command_timeout_s = c.command_timeout_s;

@@ -82,6 +82,14 @@ TEST(SessionSetup, BuildsTheOpeningAndTheStoredConfigFromTheChoices) {
   EXPECT_NE(s.prompt.system.find("4 ranks, one per GPU: unknown GPU"), std::string::npos) << "not the probe's 'none'";
   EXPECT_NE(s.prompt.user.find("# Problem: collectives/all_reduce"), std::string::npos);
   EXPECT_EQ(s.sandbox_files.count("reference.cu"), 1u);
+  // The problem's folder and the primitives are links in the sandbox: the prompt names no
+  // host path, and is the same on every machine.
+  EXPECT_NE(s.prompt.system.find("the problem's files in `problem/`, the primitives library in\n  `primitives/`"),
+            std::string::npos)
+      << s.prompt.system;
+  EXPECT_EQ(s.prompt.system.find(root_dir().string()), std::string::npos) << s.prompt.system;
+  EXPECT_EQ(s.sandbox_links.at("problem"), spec.dir);
+  EXPECT_EQ(s.sandbox_links.at("primitives"), root_dir() / "primitives");
   EXPECT_EQ(s.config["turns"], 12);
   EXPECT_EQ(s.config["compile_only"], true);
   EXPECT_EQ(s.config["gpus"], nlohmann::json({0, 0, 0, 0}));

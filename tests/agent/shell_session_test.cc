@@ -2,6 +2,8 @@
 // and the model submits kernel.cu with the sentinel.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "agent_fixture.h"
 
 namespace mgk::agent::testing {
@@ -39,9 +41,9 @@ TEST_F(AgentTest, AShellSessionRunsCommandsAndSubmits) {
   };
   EXPECT_NE(observation(1).find("exit 0"), std::string::npos) << observation(1);
   EXPECT_NE(observation(1).find("problem.md\nreference.cu"), std::string::npos) << observation(1);
-  // No variable ending in _KEY, nothing secret, HOME is the sandbox.
-  EXPECT_NE(observation(2).find("0\n0\nHOME=" + std::filesystem::canonical(out.sandbox_dir).string()),
-            std::string::npos) << observation(2);
+  // No variable ending in _KEY, nothing secret, HOME is the sandbox (shown as ".": the
+  // model reads no host path).
+  EXPECT_NE(observation(2).find("0\n0\nHOME=.\n"), std::string::npos) << observation(2);
   EXPECT_NE(observation(4).find("exit 3"), std::string::npos) << observation(4);
   EXPECT_NE(observation(4).find("// final: one-shot pull"), std::string::npos);
   for (const auto& r : requests) EXPECT_EQ(r.body.find(kOpenAIKey), std::string::npos);
@@ -58,6 +60,31 @@ TEST_F(AgentTest, AShellSessionRunsCommandsAndSubmits) {
   auto evals = store_.evaluations_of_attempt(out.attempt_id);
   ASSERT_EQ(evals.size(), 1u);
   EXPECT_EQ(evals[0].turn_index, 4);
+}
+
+// The problem's and the primitives' folders are links in the sandbox, and what a command
+// prints reaches the model without host paths: the same conversation on every machine.
+TEST_F(AgentTest, AShellSessionReadsTheProblemThroughLinksAndSeesNoHostPath) {
+  test::TempDir problem_dir{"mgk-shell-problem"};
+  std::ofstream(problem_dir.path() / "statement.md") << "STATEMENT OF THE PROBLEM\n";
+  server_.push(test::ScriptedResponse::json(
+      200, test::openai_chat_reply(bash_reply("pwd; cat problem/statement.md; ls primitives/README.md; "
+                                              "readlink -f primitives/README.md; echo \"in $PWD\""))));
+  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(bash_reply("echo MGK_SUBMIT"))));
+  AgentSetup s = setup(Mode::kShell, 5);
+  s.sandbox_links = {{"problem", problem_dir.path()}, {"primitives", root_dir() / "primitives"}};
+  auto p = provider("openai:gpt-test");
+  AttemptOutcome out = make_agent(s, *p).start(new_run());
+  EXPECT_EQ(out.reason, ExitReason::kSubmitted);
+  EXPECT_TRUE(std::filesystem::is_symlink(out.sandbox_dir / "problem"));
+  const std::string observation = server_.requests()[1].json["messages"].back()["content"];
+  EXPECT_NE(observation.find("STATEMENT OF THE PROBLEM"), std::string::npos) << observation;
+  // The link as the model named it; its target as an include path (compile errors name
+  // primitives headers so).
+  EXPECT_NE(observation.find(".\nSTATEMENT OF THE PROBLEM\nprimitives/README.md\nREADME.md\nin .\n"), std::string::npos)
+      << observation;
+  for (const std::filesystem::path& host : {std::filesystem::canonical(out.sandbox_dir), root_dir()})
+    EXPECT_EQ(observation.find(host.string()), std::string::npos) << host << "\n" << observation;
 }
 
 TEST_F(AgentTest, ACommandThatHangsIsKilledAndTheModelToldSo) {
