@@ -1,6 +1,6 @@
 // mgk generate: one problem, one model, one agent session; a line per turn, then the best
-// kernel's path and the attempt id. --resume continues a stored attempt; --dry-run shows
-// the first prompt and calls nothing. With fewer GPUs than ranks the ranks share them:
+// kernel's path and the attempt id (--json: the same as JSON lines). --resume continues a
+// stored attempt; --dry-run shows the first prompt and calls nothing. With fewer GPUs than ranks the ranks share them:
 // kernels are checked, not timed, and the model is told so.
 #include <cstdio>
 #include <iostream>
@@ -37,7 +37,8 @@ struct GenerateArgs {
   int turns = 0, world = 2;
   double temperature = 0;
   agent::SessionChoices session;
-  bool temperature_given = false, tune = false, world_given = false, compile_only = false, dry_run = false;
+  bool temperature_given = false, tune = false, world_given = false, compile_only = false, dry_run = false,
+       json = false;
   int64_t resume = 0;
   std::set<std::string> given;  // the session flags on the command line (a resume keeps the others)
 };
@@ -111,38 +112,89 @@ void announce_price(const llm::Provider& provider) {
   }
 }
 
+// What generate prints: a line of text, or with --json the same as one JSON object a line
+// (flushed: progress is shown as it happens, also through a pipe).
+struct Printer {
+  bool json = false;
+  void operator()(const std::string& text, const nlohmann::json& event) const {
+    if (json) std::cout << event.dump() << std::endl;
+    else std::cout << text << std::endl;
+  }
+};
+
+nlohmann::json usd_or_null(bool priced, double usd) { return priced ? nlohmann::json(usd) : nlohmann::json(nullptr); }
+
 // Tunes the best kernel; false when Ctrl-C stopped the tuning.
-bool tune_best(const agent::AttemptOutcome& o, const eval::EvalOptions& eval_options,
-               store::Store& store) {
+bool tune_best(const agent::AttemptOutcome& o, const eval::EvalOptions& eval_options, store::Store& store,
+               const Printer& print) {
+  auto not_tuned = [&](const std::string& why) {
+    print("not tuned: " + why, {{"event", "tuned"}, {"kernel", nullptr}, {"why", why}});
+  };
   if (!o.best_kernel) {
-    std::cout << "not tuned: no correct kernel\n";
+    not_tuned("no correct kernel");
     return true;
   }
   if (eval::ranks_share_gpu(eval_options.gpus) || eval_options.compile_only) {
-    std::cout << "not tuned: " << (eval_options.compile_only ? "compile only" : "ranks share a GPU")
-              << ", so nothing can be timed\n";
+    not_tuned(std::string(eval_options.compile_only ? "compile only" : "ranks share a GPU") +
+              ", so nothing can be timed");
     return true;
   }
   tune::KernelTuneRequest req;
   req.eval = eval_options;
   req.eval.kernel = *o.best_kernel;
   req.out = o.sandbox_dir / "best.tuned.cu";
-  req.on_trial = [](const tune::Trial& t, const tune::Config&) {
-    std::cout << "  tune: " << tune::to_string(t.status) << (t.status == tune::TrialStatus::kOk
-                                                                 ? " " + std::to_string(t.time_us) + " us"
-                                                                 : std::string())
-              << std::endl;  // progress: shown as it happens, also through a pipe
+  req.on_trial = [&print](const tune::Trial& t, const tune::Config&) {
+    const bool ok = t.status == tune::TrialStatus::kOk;
+    print(std::string("  tune: ") + tune::to_string(t.status) + (ok ? " " + std::to_string(t.time_us) + " us" : ""),
+          {{"event", "tune_trial"},
+           {"status", tune::to_string(t.status)},
+           {"time_us", ok ? nlohmann::json(t.time_us) : nlohmann::json(nullptr)}});
   };
   tune::StoreTrialCache cache(store);
   try {
     tune::KernelTuneResult r = tune::tune_kernel(req, cache);
-    if (r.best_kernel) std::cout << "tuned kernel: " << r.best_kernel->string() << "\n";
-    else std::cout << "not tuned: " << r.report.message << "\n";
+    if (r.best_kernel)
+      print("tuned kernel: " + r.best_kernel->string(), {{"event", "tuned"}, {"kernel", r.best_kernel->string()}});
+    else
+      not_tuned(r.report.message);
     return r.report.stop != tune::StopReason::kInterrupted;
   } catch (const UsageError& e) {  // e.g. the kernel declares no tunables
-    std::cout << "not tuned: " << e.what() << "\n";
+    not_tuned(e.what());
     return true;
   }
+}
+
+// The session's end: how it ended, the final kernel's verdict, the best kernel, the attempt.
+void print_outcome(const agent::AttemptOutcome& out, int64_t run_id, bool priced, const Printer& print) {
+  const std::string cost = priced ? money(out.cost_usd) : "$?";
+  const bool interrupted = out.reason == agent::ExitReason::kInterrupted;
+  if (print.json) {
+    print("", {{"event", "ended"}, {"attempt", out.attempt_id}, {"run", run_id},
+               {"exit_reason", agent::to_string(out.reason)}, {"message", out.message}, {"turns", out.turns},
+               {"tokens_in", out.tokens_in}, {"tokens_out", out.tokens_out},
+               {"cost_usd", usd_or_null(priced, out.cost_usd)},
+               {"final_verdict", out.final_result ? nlohmann::json(eval::to_string(out.final_result->verdict))
+                                                  : nlohmann::json(nullptr)},
+               {"best_kernel", out.best_kernel ? nlohmann::json(out.best_kernel->string()) : nlohmann::json(nullptr)},
+               {"best_speedup", out.best_speedup ? nlohmann::json(*out.best_speedup) : nlohmann::json(nullptr)},
+               {"sandbox", out.sandbox_dir.string()}, {"resumable", interrupted}});
+    return;
+  }
+  std::cout << "ended: " << agent::to_string(out.reason) << (out.message.empty() ? "" : ": " + out.message)
+            << "  (" << out.turns << " turns, " << tokens(out.tokens_in) << " in / " << tokens(out.tokens_out)
+            << " out, " << cost << ")\n";
+  if (out.final_result)
+    std::cout << "final kernel.cu: " << agent::verdict_summary(*out.final_result) << "\n";
+  if (out.best_kernel) {
+    char speed[64] = "not timed: ranks share a GPU";
+    if (out.best_speedup) std::snprintf(speed, sizeof speed, "slowest size %.2fx", *out.best_speedup);
+    std::cout << "best kernel: " << out.best_kernel->string() << "  (" << speed << ")\n";
+  } else {
+    std::cout << "best kernel: none correct (files in " << out.sandbox_dir.string() << ")\n";
+  }
+  std::cout << "attempt " << out.attempt_id << "  ('mgk show " << out.attempt_id << "'"
+            << (interrupted ? ", 'mgk generate --resume " + std::to_string(out.attempt_id) + "'" : std::string())
+            << ")\n";
 }
 
 ExitCode run_generate(GenerateArgs a, const Globals& g) {
@@ -150,14 +202,16 @@ ExitCode run_generate(GenerateArgs a, const Globals& g) {
   std::string problem = a.problem, model = a.model, mode = a.mode;
   int world = a.world, turns = a.turns;
   int64_t run_id = 0;
+  const Printer print{a.json};
   if (a.resume > 0) {
     const store::AttemptSummary s = agent::resumable_attempt(store, a.resume, {problem, model, std::nullopt});
     problem = s.problem, model = s.model, mode = s.mode, world = s.world_size, run_id = s.run_id;
     if (s.status == store::Status::kDone && turns <= s.turns) {  // finished: extended only when asked
       const std::string id = std::to_string(a.resume);
-      std::cout << "attempt " << id << " is finished (" << s.exit_reason << " after " << s.turns
-                << " turn(s)): nothing to resume; 'mgk show " << id << "' shows it, --turns "
-                << s.turns + 1 << " (or more) gives it more turns\n";
+      print("attempt " + id + " is finished (" + s.exit_reason + " after " + std::to_string(s.turns) +
+                " turn(s)): nothing to resume; 'mgk show " + id + "' shows it, --turns " +
+                std::to_string(s.turns + 1) + " (or more) gives it more turns",
+            {{"event", "finished"}, {"attempt", a.resume}, {"exit_reason", s.exit_reason}, {"turns", s.turns}});
       return ExitCode::kOk;
     }
     if (turns == 0) turns = s.config.value("turns", 0);
@@ -231,34 +285,21 @@ ExitCode run_generate(GenerateArgs a, const Globals& g) {
   const bool priced = provider->price().has_value();
   auto cost = [priced](double usd) { return priced ? money(usd) : std::string("$?"); };
   session.on_turn = [&](const agent::TurnReport& t) {
-    std::cout << "turn " << t.index + 1 << "/" << turns << "  " << agent::to_string(t.action) << "  " << t.outcome
-              << "  tokens " << tokens(t.tokens_in) << " in / " << tokens(t.tokens_out) << " out  "
-              << cost(t.cost_usd) << " (total " << cost(t.total_cost_usd) << ")" << std::endl;
+    print("turn " + std::to_string(t.index + 1) + "/" + std::to_string(turns) + "  " + agent::to_string(t.action) +
+              "  " + t.outcome + "  tokens " + tokens(t.tokens_in) + " in / " + tokens(t.tokens_out) + " out  " +
+              cost(t.cost_usd) + " (total " + cost(t.total_cost_usd) + ")",
+          {{"event", "turn"}, {"turn", t.index + 1}, {"turns", turns}, {"action", agent::to_string(t.action)},
+           {"outcome", t.outcome}, {"tokens_in", t.tokens_in}, {"tokens_out", t.tokens_out},
+           {"cost_usd", usd_or_null(priced, t.cost_usd)}, {"total_cost_usd", usd_or_null(priced, t.total_cost_usd)}});
   };
   log::info(std::string(a.resume ? "resuming" : "starting") + " " + problem + " with " + model + " (" + mode +
             " mode, " + std::to_string(world) + " ranks, prompts " + prompts.version() + ")");
   agent::AttemptOutcome out = a.resume ? session.resume(a.resume) : session.start(run_id);
 
-  std::cout << "ended: " << agent::to_string(out.reason) << (out.message.empty() ? "" : ": " + out.message)
-            << "  (" << out.turns << " turns, " << tokens(out.tokens_in) << " in / " << tokens(out.tokens_out)
-            << " out, " << cost(out.cost_usd) << ")\n";
-  if (out.final_result)
-    std::cout << "final kernel.cu: " << agent::verdict_summary(*out.final_result) << "\n";
-  if (out.best_kernel) {
-    char speed[64] = "not timed: ranks share a GPU";
-    if (out.best_speedup) std::snprintf(speed, sizeof speed, "slowest size %.2fx", *out.best_speedup);
-    std::cout << "best kernel: " << out.best_kernel->string() << "  (" << speed << ")\n";
-  } else {
-    std::cout << "best kernel: none correct (files in " << out.sandbox_dir.string() << ")\n";
-  }
-  std::cout << "attempt " << out.attempt_id << "  ('mgk show " << out.attempt_id << "'"
-            << (out.reason == agent::ExitReason::kInterrupted
-                    ? ", 'mgk generate --resume " + std::to_string(out.attempt_id) + "'"
-                    : std::string())
-            << ")\n";
+  print_outcome(out, run_id, priced, print);
   store.finish_run(run_id, agent::status_of(out.reason),
                    {{"attempt", out.attempt_id}, {"exit_reason", agent::to_string(out.reason)}});
-  if (a.tune && out.reason != agent::ExitReason::kInterrupted && !tune_best(out, eval_options, store))
+  if (a.tune && out.reason != agent::ExitReason::kInterrupted && !tune_best(out, eval_options, store, print))
     return ExitCode::kInterrupted;  // the session's outcome is stored; the tuning's trials are cached
   const ExitCode code = exit_code_for(out);
   // --compile-only: a kernel that compiled is all it can find, so it ends as `eval
@@ -294,8 +335,12 @@ void add_generate_command(CLI::App& root, Globals& g) {
   c->add_option("--resume", a->resume, "Continue a stored attempt (its problem, model and mode)");
   c->add_flag("--tune", a->tune, "Tune the best kernel's declared parameters at the end");
   c->add_flag("--compile-only", a->compile_only, "The judge only compiles (no GPU needed; nothing is checked)");
-  c->add_flag("--dry-run", a->dry_run,
-              "Print the first prompt, the GPU group and a token estimate; call no model");
+  CLI::Option* dry_run = c->add_flag("--dry-run", a->dry_run,
+                                     "Print the first prompt, the GPU group and a token estimate; call no model");
+  c->add_flag("--json", a->json,
+              "Each turn and the end as JSON lines ({\"event\": \"turn\" | \"tune_trial\" | \"tuned\" | \"ended\" | "
+              "\"finished\", ...}; unknown costs null)")
+      ->excludes(dry_run);
   c->callback([a, c, &g] {
     for (const char* flag : {"--max-cost", "--max-time", "--max-tokens", "--reasoning-effort"})
       if (c->count(flag)) a->given.insert(flag);

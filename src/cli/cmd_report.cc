@@ -20,6 +20,7 @@ struct ReportArgs {
   std::string format = "table", out, problems_file;
   std::vector<std::string> problems;
   std::vector<double> ps;
+  bool json = false;
 };
 
 std::string render(const std::vector<report::RunReport>& runs, const std::string& format) {
@@ -69,15 +70,18 @@ void add_report_command(CLI::App& root, Globals& g) {
   CLI::App* c = root.add_subcommand("report", "A bench run's pass@k, fast_p@k, speedups, costs and failures; plots");
   c->add_option("run", a->run, "Bench run id (default: the latest bench run)");
   c->add_option("--vs", a->vs, "A second run to compare with, side by side");
-  c->add_option("--format", a->format, "table, md, json, csv or html (one self-contained file with plots)")
-      ->check(CLI::IsMember({"table", "md", "json", "csv", "html"}))
-      ->capture_default_str();
+  CLI::Option* format =
+      c->add_option("--format", a->format, "table, md, json, csv or html (one self-contained file with plots)")
+          ->check(CLI::IsMember({"table", "md", "json", "csv", "html"}))
+          ->capture_default_str();
+  c->add_flag("--json", a->json, "The same as --format json (as every command's --json)")->excludes(format);
   c->add_option("-o,--out", a->out, "Write to this file, '-' for standard output (html default: report-RUN.html)");
   c->add_option("--problems", a->problems,
                 "Only these problems: names and globs, comma-separated, repeatable (as 'mgk bench --problems')");
   c->add_option("--problems-file", a->problems_file, "More problems to count, one name or glob per line ('#' comments)");
   c->add_option("--p", a->ps, "Extra speedup thresholds p for fast_p (0, 1, 1.5 and 2 are always shown)");
   c->callback([a, &g] {
+    if (a->json) a->format = "json";
     run_report(*a, g);
     g.exit_code = ExitCode::kOk;
   });

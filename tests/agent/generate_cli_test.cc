@@ -3,6 +3,8 @@
 // both modes, judged by the real evaluator.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -108,6 +110,60 @@ TEST_F(GenerateCli, ACompileOnlySessionRunsWithoutAGpuAndTellsTheModelNothingRan
   ASSERT_EQ(requests.size(), 2u);
   const std::string feedback = requests[1].json["messages"].back()["content"];
   EXPECT_NE(feedback.find("it was not run, checked or timed"), std::string::npos) << feedback;
+}
+
+std::vector<nlohmann::json> json_lines(const std::string& output) {
+  std::vector<nlohmann::json> events;
+  std::istringstream lines(output);
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty() && line.front() == '{') events.push_back(nlohmann::json::parse(line));
+  return events;
+}
+
+// --json: every turn and the end as one JSON object a line, costs null where unknown, the
+// verdicts and the attempt as the text says them; the finished-attempt answer too.
+TEST_F(GenerateCli, JsonPrintsEachTurnAndTheEndAsJsonLines) {
+  const std::string plain = "```cuda\n#include \"mgk/solution.h\"\nMGK_EXPORT int mgk_setup(mgk_ctx*) { return 0; }\n"
+                            "MGK_EXPORT void mgk_teardown(mgk_ctx*) {}\nMGK_EXPORT int mgk_run(mgk_ctx*, const "
+                            "mgk_tensor*, int, const mgk_tensor*, int, cudaStream_t) { return 0; }\n```\n";
+  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply("no code block, sorry", {100, 20})));
+  server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(plain, {120, 30})));
+  test::CliResult r = test::run_mgk({"generate", "--problem", "collectives/all_reduce", "--model", "openai:gpt-test",
+                                     "--turns", "2", "--compile-only", "--json"},
+                                    env());
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const std::vector<nlohmann::json> events = json_lines(r.output);
+  ASSERT_EQ(events.size(), 3u) << r.output;
+  EXPECT_EQ(events[0]["event"], "turn");
+  EXPECT_EQ(events[0]["turn"], 1);
+  EXPECT_EQ(events[0]["turns"], 2);
+  EXPECT_EQ(events[0]["action"], "format_error") << events[0].dump();
+  EXPECT_EQ(events[1]["outcome"], "compiled") << events[1].dump();
+  EXPECT_EQ(events[1]["tokens_in"], 120);
+  EXPECT_TRUE(events[1]["total_cost_usd"].is_number()) << "gpt-test has a price";
+  const nlohmann::json& end = events[2];
+  EXPECT_EQ(end["event"], "ended");
+  EXPECT_EQ(end["attempt"], 1);
+  EXPECT_EQ(end["exit_reason"], "turns_exhausted") << end.dump();
+  EXPECT_TRUE(end["final_verdict"].is_null()) << "refine mode judges no final kernel.cu";
+  EXPECT_EQ(end["tokens_out"], 50);
+  EXPECT_TRUE(end["best_kernel"].is_null());
+  EXPECT_FALSE(end["resumable"].get<bool>());
+  // No text lines on standard output besides the JSON (logs go to standard error).
+  EXPECT_EQ(r.output.find("best kernel:"), std::string::npos) << r.output;
+
+  test::CliResult finished = test::run_mgk({"generate", "--resume", "1", "--json"}, env());
+  EXPECT_EQ(finished.exit_code, 0) << finished.output;
+  const std::vector<nlohmann::json> answer = json_lines(finished.output);
+  ASSERT_EQ(answer.size(), 1u) << finished.output;
+  EXPECT_EQ(answer[0]["event"], "finished");
+  EXPECT_EQ(answer[0]["turns"], 2);
+
+  test::CliResult both = test::run_mgk({"generate", "--problem", "collectives/all_reduce", "--model",
+                                        "openai:gpt-test", "--dry-run", "--json"},
+                                       env());
+  EXPECT_EQ(both.exit_code, 64) << both.output;
+  EXPECT_NE(both.output.find("--json"), std::string::npos) << both.output;
 }
 
 // The first-turn failure seen with a frontier model: a GEMM kernel that loads cuBLASLt

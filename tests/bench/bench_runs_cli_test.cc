@@ -63,6 +63,12 @@ TEST_F(BenchRunsCli, ProblemsAsAListRepeatedAndFromAFileAndTheSameSyntaxInHistor
   EXPECT_EQ(rep.json()["runs"][0]["metrics"]["finished"], 2) << rep.output;
   test::CliResult whole = test::run_mgk({"report", "1", "--format", "json"}, env());
   EXPECT_EQ(whole.json()["runs"][0]["metrics"]["finished"], 3) << whole.output;
+  // --json as every other command has it: the same document.
+  test::CliResult flag = test::run_mgk({"report", "1", "--json"}, env());
+  ASSERT_EQ(flag.exit_code, 0) << flag.output;
+  EXPECT_EQ(flag.json(), whole.json());
+  test::CliResult both = test::run_mgk({"report", "1", "--json", "--format", "csv"}, env());
+  EXPECT_EQ(both.exit_code, 64) << both.output;
 }
 
 TEST_F(BenchRunsCli, HistoryRunsListsEveryRunAndShowRunOfABenchRunIsATableOfItsAttempts) {
