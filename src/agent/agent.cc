@@ -234,9 +234,27 @@ std::optional<ExitReason> Agent::limit_reached() const {
 
 void Agent::step() {
   const int index = turns_;
+  // The run's budget: this call's worst case is held before it is made, released with what
+  // it cost however it ends.
+  const double worst = deps_.budget ? next_call_worst_usd(*deps_.provider, system_, history_,
+                                                          setup_.sampling.max_tokens)
+                                    : 0;
+  if (deps_.budget && !deps_.budget->hold(worst)) {
+    exit_ = ExitReason::kInterrupted;  // as a bench's spent budget ends attempts: resumable
+    exit_message_ = "the run stopped before this call (its budget could not cover it, or Ctrl-C)";
+    return;
+  }
+  struct Settle {
+    SharedBudget* budget;
+    double held, cost = 0;
+    ~Settle() {
+      if (budget) budget->settle(held, cost);
+    }
+  } settle{deps_.budget, worst};
   llm::Reply reply;
   try {
     reply = query();
+    settle.cost = reply.cost_usd.value_or(0);  // unknown: a model with no price, which has no budget
   } catch (const llm::ApiError& e) {
     exit_ = ExitReason::kApiError;
     exit_message_ = e.what();

@@ -20,6 +20,7 @@
 #include "agent/problem_prompt.h"
 #include "agent/prompt_library.h"
 #include "llm/provider.h"
+#include "agent/shared_budget.h"
 #include "runner/runner.h"
 #include "store/store.h"
 
@@ -56,6 +57,9 @@ struct AgentDeps {
   // Set by the caller (a bench whose budget is spent): end before the next model call, as
   // interrupted (resumable), without cancelling a command or evaluation in progress.
   const std::atomic<bool>* stop = nullptr;
+  // A budget shared with other attempts (a bench run's): every call holds its worst case
+  // there first; a call that does not fit is not made. Null: none.
+  SharedBudget* budget = nullptr;
 };
 
 // One line of progress, given to on_turn after each stored turn.

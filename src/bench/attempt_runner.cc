@@ -75,7 +75,7 @@ int64_t AttemptRunner::run(const WorkItem& item, const AttemptHooks& hooks) cons
   PooledJudge judge(options, per_evaluation_pool, deps_.interrupt, status);
   ReportingProvider provider(*deps_.provider, status, setup.limits.turns);
   agent::Agent session(std::move(setup),
-                       {&provider, &judge, deps_.store, deps_.prompts, deps_.interrupt, deps_.stop});
+                       {&provider, &judge, deps_.store, deps_.prompts, deps_.interrupt, deps_.stop, deps_.budget});
   session.on_turn = hooks.on_turn;
   status("starting");
   struct Idle {  // the worker's line goes back to idle however the attempt ends

@@ -30,6 +30,7 @@ struct AttemptDeps {
   GpuPool* gpus = nullptr;  // null with --compile-only
   const std::atomic<bool>* interrupt = nullptr;
   const std::atomic<bool>* stop = nullptr;  // the budget: end before the next model call
+  agent::SharedBudget* budget = nullptr;    // the run's, which every call holds its worst case in
 };
 
 struct AttemptHooks {

@@ -1,6 +1,7 @@
 #include "bench/local_executor.h"
 
 #include <algorithm>
+#include <chrono>
 #include <thread>
 
 #include "common/interrupt.h"
@@ -25,14 +26,36 @@ LocalExecutor::LocalExecutor(ExecutorOptions options, const std::atomic<bool>* i
   }
 }
 
-double LocalExecutor::add_spend(double usd) {
+bool LocalExecutor::hold(double worst_usd) {
+  std::unique_lock lock(mu_);
+  const double max = options_.max_cost_usd;
+  for (;;) {
+    if (should_stop()) return false;
+    if (max <= 0 || spent_ + held_ + worst_usd <= max) {
+      held_ += worst_usd;
+      return true;
+    }
+    // Calls in flight hold their worst case and usually cost far less: wait for them. With
+    // none in flight the call cannot fit at all.
+    if (held_ <= 1e-12) {
+      reason_ = StopReason::kBudget;
+      stop_ = true;
+      settled_.notify_all();
+      return false;
+    }
+    settled_.wait_for(lock, std::chrono::milliseconds(100));  // and look at Ctrl-C meanwhile
+  }
+}
+
+void LocalExecutor::settle(double held_usd, double cost_usd) {
   std::lock_guard lock(mu_);
-  spent_ += usd;
+  held_ = std::max(0.0, held_ - held_usd);
+  spent_ += cost_usd;
   if (options_.max_cost_usd > 0 && spent_ >= options_.max_cost_usd && !stop_) {
     reason_ = StopReason::kBudget;
     stop_ = true;
   }
-  return spent_;
+  settled_.notify_all();
 }
 
 double LocalExecutor::spent() const {

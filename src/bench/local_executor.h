@@ -1,16 +1,20 @@
 // Runs a bench's remaining work on this machine: `jobs` threads, each taking the next work
 // item and running it to its end (every turn stored as it completes, by the agent). A
-// budget over the whole run stops new work once spent: no attempt starts, and those in
-// flight end before their next model call, left "interrupted" for a resume. Ctrl-C does
-// the same. One attempt failing with an error is reported and the others go on; several
+// budget over the whole run is shared by the attempts in flight: each model call holds its
+// worst case first (agent/shared_budget.h), so together they never cross it; a call that
+// cannot fit waits for the calls in flight to settle, and when it still cannot the run
+// stops: no attempt starts, and those in flight end before their next model call, left
+// "interrupted" for a resume. Ctrl-C does the same. One attempt failing with an error is reported and the others go on; several
 // in a row stop the run (the cause is likely the machine, not the model).
 #pragma once
 #include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "agent/shared_budget.h"
 #include "bench/work_list.h"
 
 namespace mgk::bench {
@@ -25,7 +29,7 @@ struct ExecutorOptions {
   int max_errors_in_a_row = 5;
 };
 
-class LocalExecutor {
+class LocalExecutor : public agent::SharedBudget {
  public:
   // Runs one item to its end on worker `worker` (0-based). Errors it throws are reported
   // through on_error (mgk::Interrupted stops the run instead).
@@ -35,9 +39,10 @@ class LocalExecutor {
 
   // Set once the run must stop taking work (budget or errors); what agents poll.
   const std::atomic<bool>& stop_flag() const { return stop_; }
-  // Adds a turn's cost; at the budget the run stops. Returns the run's spend so far.
-  double add_spend(double usd);
-  double spent() const;
+  // The run's budget, shared by the attempts' model calls.
+  bool hold(double worst_usd) override;
+  void settle(double held_usd, double cost_usd) override;
+  double spent() const;  // the run's spend so far (earlier sessions included)
 
   std::function<void(const WorkItem& item, const std::string& error)> on_error;
 
@@ -52,7 +57,8 @@ class LocalExecutor {
   std::atomic<bool> stop_{false};
   std::atomic<size_t> next_{0};
   mutable std::mutex mu_;
-  double spent_ = 0;
+  std::condition_variable settled_;
+  double spent_ = 0, held_ = 0;
   int errors_in_a_row_ = 0;
   StopReason reason_ = StopReason::kFinished;
 };

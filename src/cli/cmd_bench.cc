@@ -390,16 +390,16 @@ Ran run_here(const BenchArgs& a, store::Store& store, int64_t run_id, const benc
 
   bench::LocalExecutor executor({spec.jobs, max_cost, spent_before, 5}, &interrupt);
   bench::AttemptRunner runner(run_id, std::move(here.p.sessions),
-                              {here.provider.get(), &store, &prompts, here.pool.get(), &interrupt, &executor.stop_flag()});
+                              {here.provider.get(), &store, &prompts, here.pool.get(), &interrupt, &executor.stop_flag(),
+                               &executor});
   executor.on_error = [&](const bench::WorkItem& item, const std::string& error) {
     progress.note("error in " + item.key.problem + " sample " + std::to_string(item.key.sample) + ": " + error);
   };
   const bench::StopReason stop = executor.run(work.to_run, [&](const bench::WorkItem& item, int worker) {
     bench::AttemptHooks hooks;
     hooks.status = [&progress, worker](const std::string& s) { progress.worker(worker, s); };
-    hooks.on_turn = [&](const agent::TurnReport& t) {
-      const double spent = executor.add_spend(t.cost_usd);
-      progress.spent(priced ? std::optional<double>(spent) : std::nullopt);
+    hooks.on_turn = [&](const agent::TurnReport&) {  // the call settled its cost with the executor
+      progress.spent(priced ? std::optional<double>(executor.spent()) : std::nullopt);
     };
     const int64_t id = runner.run(item, hooks);
     const report::AttemptResult r = report::classify(report::load_attempt(store, id));

@@ -50,12 +50,47 @@ TEST(LocalExecutor, TheBudgetStopsNewWorkAndRaisesTheStopFlag) {
   int ran = 0;
   StopReason r = ex.run(items(10), [&](const WorkItem&, int) {
     ++ran;
-    ex.add_spend(0.3);
+    if (!ex.hold(0.3)) return;  // the attempt ends before its call
+    ex.settle(0.3, 0.3);
   });
   EXPECT_EQ(r, StopReason::kBudget);
-  EXPECT_EQ(ran, 3);  // 0.55, 0.85, 1.15: the third crossed it
+  // 0.55, 0.85; the third call's worst case (1.15) would cross it: not made, the run stops.
+  EXPECT_EQ(ran, 3) << "the third item started, and ended before its call";
   EXPECT_TRUE(ex.stop_flag());
-  EXPECT_DOUBLE_EQ(ex.spent(), 0.25 + 3 * 0.3);
+  EXPECT_DOUBLE_EQ(ex.spent(), 0.25 + 2 * 0.3);
+}
+
+// Calls in flight together hold their worst cases: none is made that could take the run past
+// its budget, one that does not fit waits for the others to settle (they cost less than they
+// held), and only a call that cannot fit with nothing in flight stops the run.
+TEST(LocalExecutor, CallsInFlightHoldTheirWorstCaseAndNoneCrossesTheBudget) {
+  LocalExecutor ex({2, 1.0, 0, 5}, nullptr);
+  ASSERT_TRUE(ex.hold(0.6));
+  std::atomic<bool> second{false};
+  std::thread t([&] { second = ex.hold(0.6); });  // 0.6 + 0.6 > 1: waits
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  EXPECT_FALSE(second.load()) << "held while the first is in flight";
+  ex.settle(0.6, 0.1);  // the first cost $0.10: now 0.1 + 0.6 fits
+  t.join();
+  EXPECT_TRUE(second.load());
+  EXPECT_FALSE(ex.stop_flag());
+  ex.settle(0.6, 0.2);
+  EXPECT_DOUBLE_EQ(ex.spent(), 0.3);
+  EXPECT_FALSE(ex.hold(0.8)) << "0.3 + 0.8 > 1 with nothing in flight";
+  EXPECT_TRUE(ex.stop_flag());
+  EXPECT_EQ(ex.run(items(2), [](const WorkItem&, int) {}), StopReason::kBudget);
+}
+
+TEST(LocalExecutor, CtrlCWakesACallWaitingForTheBudget) {
+  std::atomic<bool> interrupt{false};
+  LocalExecutor ex({2, 1.0, 0, 5}, &interrupt);
+  ASSERT_TRUE(ex.hold(0.9));
+  std::atomic<int> second{-1};
+  std::thread t([&] { second = ex.hold(0.5) ? 1 : 0; });
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  interrupt = true;
+  t.join();
+  EXPECT_EQ(second.load(), 0);
 }
 
 TEST(LocalExecutor, ARunWhoseBudgetIsAlreadySpentStartsNothing) {
