@@ -246,15 +246,17 @@ void Agent::step() {
   }
   struct Settle {
     SharedBudget* budget;
-    double held, cost = 0;
-    ~Settle() {
-      if (budget) budget->settle(held, cost);
+    double held;
+    void operator()(double cost_usd) {
+      if (budget) budget->settle(held, cost_usd);
+      budget = nullptr;
     }
+    ~Settle() { (*this)(0); }  // the call failed or was cut short: nothing came back to pay for
   } settle{deps_.budget, worst};
   llm::Reply reply;
   try {
     reply = query();
-    settle.cost = reply.cost_usd.value_or(0);  // unknown: a model with no price, which has no budget
+    settle(reply.cost_usd.value_or(0));  // unknown: a model with no price, which has no budget
   } catch (const llm::ApiError& e) {
     exit_ = ExitReason::kApiError;
     exit_message_ = e.what();
