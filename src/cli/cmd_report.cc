@@ -1,12 +1,15 @@
-// mgk report RUN: a bench run's metrics as a terminal table, Markdown, CSV, JSON or one
-// self-contained HTML file with plots; --vs RUN_B puts a second run beside it.
+// mgk report RUN...: a bench run's metrics as a terminal table, Markdown, CSV, JSON, LaTeX or
+// one self-contained HTML file with plots; several runs (or --vs RUN_B) side by side, each
+// on the problems every one of them has.
 #include <fstream>
 #include <iostream>
 
 #include "cli/commands.h"
 #include "common/env.h"
+#include "common/log.h"
 #include "common/name_patterns.h"
 #include "report/bench_report.h"
+#include "report/leaderboard.h"
 #include "report/render_data.h"
 #include "report/render_html.h"
 #include "report/render_text.h"
@@ -16,7 +19,8 @@ namespace mgk::cli {
 namespace {
 
 struct ReportArgs {
-  int64_t run = 0, vs = 0;
+  std::vector<int64_t> runs;
+  int64_t vs = 0;
   std::string format = "table", out, problems_file;
   std::vector<std::string> problems;
   std::vector<double> ps;
@@ -28,31 +32,36 @@ std::string render(const std::vector<report::RunReport>& runs, const std::string
   if (format == "md") return report::render_text(runs, true);
   if (format == "json") return report::report_json(runs).dump(2) + "\n";
   if (format == "csv") return report::render_csv(runs);
+  if (format == "tex") return report::render_tex(runs);
   return report::render_html(runs);
 }
 
 void run_report(const ReportArgs& a, const Globals& g) {
   store::Store store = store::Store::open_read_only(
       database_path(g.db.empty() ? std::nullopt : std::optional<std::string>(g.db)));
-  int64_t run = a.run;
-  if (run == 0) {
+  std::vector<int64_t> ids = a.runs;
+  if (ids.empty()) {
     auto runs = store.runs_of_kind("bench");
     if (runs.empty()) throw UsageError("no bench run in " + store.path().string() + " ('mgk bench' makes one)");
-    run = runs.front().id;
+    ids.push_back(runs.front().id);
   }
-  const NamePatterns only = NamePatterns::parse(a.problems, a.problems_file);
-  std::vector<report::RunReport> reports;
-  for (int64_t id : {run, a.vs}) {
-    if (id == 0) continue;
+  if (a.vs) ids.push_back(a.vs);
+  for (int64_t id : ids) {
     const auto r = store.run(id);
     if (r && r->kind != "bench")
       throw UsageError("run " + std::to_string(id) + " is " + (r->kind == "eval" ? "an " : "a ") + r->kind +
                        " run; 'mgk report' reads bench runs ('mgk show --run " + std::to_string(id) + "' shows this one)");
-    reports.push_back(report::build_report(store, id, a.ps, only));
   }
+  const NamePatterns only = NamePatterns::parse(a.problems, a.problems_file);
+  const std::vector<report::RunReport> reports = report::build_comparison(store, ids, a.ps, only);
+  for (const report::RunReport& r : reports)
+    if (!r.left_out.empty())
+      log::info("run " + std::to_string(r.data.run.id) + ": " + std::to_string(r.left_out.size()) +
+                " problem(s) left out that another run lacks; every run is measured on the same " +
+                std::to_string(r.metrics.suite.problems));
   const std::string text = render(reports, a.format);
   std::string out = a.out;
-  if (out.empty() && a.format == "html") out = "report-" + std::to_string(run) + ".html";  // not for a terminal
+  if (out.empty() && a.format == "html") out = "report-" + std::to_string(ids.front()) + ".html";  // not for a terminal
   if (out.empty() || out == "-") {  // "-": standard output, whatever the format
     std::cout << text;
     return;
@@ -68,11 +77,15 @@ void run_report(const ReportArgs& a, const Globals& g) {
 void add_report_command(CLI::App& root, Globals& g) {
   auto a = std::make_shared<ReportArgs>();
   CLI::App* c = root.add_subcommand("report", "A bench run's pass@k, fast_p@k, speedups, costs and failures; plots");
-  c->add_option("run", a->run, "Bench run id (default: the latest bench run)");
-  c->add_option("--vs", a->vs, "A second run to compare with, side by side");
+  c->add_option("run", a->runs,
+                "Bench run ids (default: the latest bench run); several: side by side, a leaderboard, each on "
+                "the problems every one of them has");
+  c->add_option("--vs", a->vs, "A second run to compare with, side by side (as a second RUN)");
   CLI::Option* format =
-      c->add_option("--format", a->format, "table, md, json, csv or html (one self-contained file with plots)")
-          ->check(CLI::IsMember({"table", "md", "json", "csv", "html"}))
+      c->add_option("--format", a->format,
+                    "table, md, json, csv, tex (the leaderboard as a LaTeX table) or html (one self-contained "
+                    "file with plots)")
+          ->check(CLI::IsMember({"table", "md", "json", "csv", "tex", "html"}))
           ->capture_default_str();
   c->add_flag("--json", a->json, "The same as --format json (as every command's --json)")->excludes(format);
   c->add_option("-o,--out", a->out, "Write to this file, '-' for standard output (html default: report-RUN.html)");

@@ -19,12 +19,20 @@ struct RunReport {
   RunData data;
   std::vector<AttemptResult> results;  // as data.attempts
   RunMetrics metrics;
+  // In a comparison of runs: this run's problems that some other run lacks, left out of
+  // its metrics so that every run is measured on the same problems. Sorted.
+  std::vector<std::string> left_out;
 };
 
 // `extra_ps`: speedup thresholds beyond 0, 1, 1.5 and 2; `only`: the problems to count
 // (default: every one). NotFoundError for an unknown run.
 RunReport build_report(store::Store& store, int64_t run_id, const std::vector<double>& extra_ps = {},
                        const NamePatterns& only = {});
+
+// Several runs side by side (a leaderboard), each measured on the problems every one of them
+// has (of `only`), its others in `left_out`. UsageError when they share none.
+std::vector<RunReport> build_comparison(store::Store& store, const std::vector<int64_t>& run_ids,
+                                        const std::vector<double>& extra_ps = {}, const NamePatterns& only = {});
 
 // "run 12 (openai:gpt-4o, refine, 8 problems x 2 samples)" for headings.
 std::string run_title(const RunReport& r);

@@ -149,7 +149,8 @@ nlohmann::json report_json(const std::vector<RunReport>& runs) {
     out["runs"].push_back({{"run", run},
                            {"provenance", run_provenance(r.data)},
                            {"metrics", summary_json(r.metrics)},
-                           {"problems", problems_json(r)}});
+                           {"problems", problems_json(r)},
+                           {"left_out", r.left_out}});
   }
   return out;
 }

@@ -1,6 +1,7 @@
 #include "report/render_text.h"
 
 #include "common/format.h"
+#include "report/leaderboard.h"
 #include "report/provenance.h"
 #include "report/table.h"
 #include "store/history_table.h"
@@ -25,6 +26,29 @@ struct Writer {
 };
 
 std::string run_label(const RunReport& r) { return "run " + std::to_string(r.data.run.id); }
+
+// A run of a comparison: what it lost so that every run counts the same problems.
+std::string left_out_line(const RunReport& r) {
+  std::string names;
+  for (const std::string& p : r.left_out) names += (names.empty() ? "" : ", ") + p;
+  return "compared on the " + std::to_string(r.metrics.suite.problems) + " problem(s) every run has: " +
+         std::to_string(r.left_out.size()) + " of this run's left out (" + names + ")";
+}
+
+// Several runs: one row each, the numbers a paper's table takes.
+void leaderboard(Writer& w, const std::vector<RunReport>& runs) {
+  w.heading("leaderboard (each run on the problems every run has; [the 95% interval])");
+  Table t({"RUN", "MODEL", "MODE", "PROBLEMS", "pass@1", "fast_1@1", "fast_2@1", "compiles@1", "COST"},
+          {false, false, false, true, true, true, true, true, true});
+  auto cell = [](const AtK* a, const std::string& unknown) {
+    return a ? at_k_text({*a}, 1, unknown) : std::string("-");
+  };
+  for (const LeaderboardRow& row : leaderboard_rows(runs))
+    t.add({"run " + std::to_string(row.run), row.model, row.mode.empty() ? "-" : row.mode,
+           std::to_string(row.problems), cell(row.pass1, "not run"), cell(row.fast1, "not timed"),
+           cell(row.fast2, "not timed"), cell(row.compiles1, "-"), store::format_cost(row.cost_usd)});
+  w.table(t);
+}
 
 // pass@k, compiles@k and fast_p@k of the suite and of each category, one row per group
 // (and per run).
@@ -257,7 +281,9 @@ std::string render_text(const std::vector<RunReport>& runs, bool markdown) {
       why = " (pass@k says \"not run\" and fast_p \"not timed\"; compiles@k is what such a run measures)";
     w.line("timing: " + r.metrics.timing + why);
     for (const std::string& l : provenance_lines(run_provenance(r.data))) w.line(l);
+    if (!r.left_out.empty()) w.line(left_out_line(r));
   }
+  if (runs.size() > 1) leaderboard(w, runs);
   w.heading("pass@k (unbiased estimator over the finished samples of each problem; [the 95% bootstrap interval over problems and samples])");
   headline(w, runs);
   turns(w, runs);

@@ -1,6 +1,7 @@
 // The report as text: a terminal table (`mgk report RUN`, the end of `mgk bench`) or
-// Markdown (`--format md`, e.g. for bench/RESULTS.md). With two runs (--vs) the headline
-// numbers and the per-problem table put them side by side.
+// Markdown (`--format md`, e.g. for bench/RESULTS.md). With several runs a leaderboard opens
+// it (report/leaderboard.h), and the headline numbers and the per-problem table put them side
+// by side.
 #pragma once
 #include <map>
 #include <string>

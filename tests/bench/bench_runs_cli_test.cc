@@ -69,6 +69,11 @@ TEST_F(BenchRunsCli, ProblemsAsAListRepeatedAndFromAFileAndTheSameSyntaxInHistor
   EXPECT_EQ(flag.json(), whole.json());
   test::CliResult both = test::run_mgk({"report", "1", "--json", "--format", "csv"}, env());
   EXPECT_EQ(both.exit_code, 64) << both.output;
+  // A paper's table: the leaderboard as LaTeX; several runs (here the same one twice) side by side.
+  test::CliResult tex = test::run_mgk({"report", "1", "1", "--format", "tex"}, env());
+  ASSERT_EQ(tex.exit_code, 0) << tex.output;
+  EXPECT_NE(tex.output.find("% mgk bench leaderboard: runs 1, 1"), std::string::npos) << tex.output;
+  EXPECT_NE(tex.output.find("1 & openai:gpt-test & refine & 3 & "), std::string::npos) << tex.output;
 }
 
 TEST_F(BenchRunsCli, HistoryRunsListsEveryRunAndShowRunOfABenchRunIsATableOfItsAttempts) {

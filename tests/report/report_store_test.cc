@@ -11,6 +11,7 @@
 
 #include "report/bench_report.h"
 #include "report/bench_store.h"
+#include "report/leaderboard.h"
 #include "report/render_data.h"
 #include "report/render_text.h"
 #include "support/test_paths.h"
@@ -273,6 +274,56 @@ TEST_F(ReportStore, AnAttemptTheMachineCutShortIsInfrastructureAndOutOfEveryMetr
   EXPECT_NE(text.find("100.0% (1/2)"), std::string::npos) << text;
   const nlohmann::json j = report_json({rep});
   EXPECT_EQ(j["runs"][0]["metrics"]["infrastructure"], 1);
+}
+
+// Several runs side by side: each measured on the problems every one has (a run's others
+// left out, and said so in every format), a leaderboard row per run, LaTeX for a paper.
+TEST_F(ReportStore, RunsSideBySideAreMeasuredOnTheProblemsTheyShareAsALeaderboard) {
+  const int64_t a = begin_bench_run(store_, 1, "openai:gpt-a");
+  record_attempt(store_, a, "collectives/all_reduce", 0, {kernel_turn(register_kernel("a1"), timed_correct(1.5, 2.5))});
+  record_attempt(store_, a, "tp/ag_gemm", 0, {kernel_turn("a(", verdict(Verdict::kCompileError))});
+  const int64_t b = begin_bench_run(store_, 1, "anthropic:model_b");
+  record_attempt(store_, b, "collectives/all_reduce", 0, {kernel_turn(register_kernel("b1"), verdict(Verdict::kIncorrect))});
+  record_attempt(store_, b, "tp/ag_gemm", 0, {kernel_turn(register_kernel("b2"), timed_correct(0.5, 0.9))});
+  record_attempt(store_, b, "moe/extra", 0, {kernel_turn(register_kernel("b3"), timed_correct(3, 3))});
+  const int64_t c = begin_bench_run(store_, 1, "openai:gpt-c");
+  record_attempt(store_, c, "collectives/all_reduce", 0, {kernel_turn(register_kernel("c1"), timed_correct(1.1, 1.2))});
+  record_attempt(store_, c, "tp/ag_gemm", 0, {kernel_turn(register_kernel("c2"), timed_correct(1.1, 1.3))});
+
+  const std::vector<RunReport> runs = build_comparison(store_, {a, b, c});
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_TRUE(runs[0].left_out.empty());
+  EXPECT_EQ(runs[1].left_out, (std::vector<std::string>{"moe/extra"}));
+  for (const RunReport& r : runs) EXPECT_EQ(r.metrics.suite.problems, 2) << r.data.run.id;
+  // Run b on the shared two: one correct of two (its moe/extra, 3x, does not count).
+  EXPECT_DOUBLE_EQ(runs[1].metrics.suite.pass[0].value.value(), 0.5);
+
+  const std::string text = render_text(runs, false);
+  EXPECT_NE(text.find("leaderboard (each run on the problems every run has"), std::string::npos) << text;
+  EXPECT_NE(text.find("compared on the 2 problem(s) every run has: 1 of this run's left out (moe/extra)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("run 3  openai:gpt-c       refine"), std::string::npos) << text;
+  const nlohmann::json j = report_json(runs);
+  EXPECT_EQ(j["runs"][1]["left_out"], nlohmann::json({"moe/extra"}));
+  EXPECT_EQ(j["runs"][0]["left_out"], nlohmann::json::array());
+
+  const std::string tex = render_tex(runs);
+  EXPECT_NE(tex.find("\\begin{tabular}"), std::string::npos) << tex;
+  EXPECT_NE(tex.find("% mgk bench leaderboard: runs 1, 2, 3; compared on the problems every run has (run 2 left out 1)"),
+            std::string::npos)
+      << tex;
+  // pass@1 50% for a and b, 100% for c; fast_1@1: a (its slowest size 1.5x) and c; fast_2: none.
+  EXPECT_NE(tex.find("2 & anthropic:model\\_b & refine & 2 & 50.0"), std::string::npos) << tex;
+  EXPECT_NE(tex.find("3 & openai:gpt-c & refine & 2 & 100.0 & 100.0 & 0.0 & 100.0 & 0.02 \\\\"), std::string::npos) << tex;
+  EXPECT_NE(tex.find("\\bottomrule\n\\end{tabular}\n"), std::string::npos) << tex;
+
+  // A run alone is reported on all its problems; runs sharing none cannot be compared.
+  EXPECT_TRUE(build_comparison(store_, {b})[0].left_out.empty());
+  EXPECT_EQ(build_comparison(store_, {b})[0].metrics.suite.problems, 3);
+  const int64_t d = begin_bench_run(store_, 1);
+  record_attempt(store_, d, "sp/other", 0, {kernel_turn(register_kernel("d"), timed_correct(1, 1))});
+  EXPECT_THROW(build_comparison(store_, {a, d}), UsageError);
 }
 
 TEST_F(ReportStore, AnUnknownRunIsNotFound) {
