@@ -9,6 +9,7 @@
 #include "common/log.h"
 #include "common/name_patterns.h"
 #include "report/bench_report.h"
+#include "report/fail_under.h"
 #include "report/leaderboard.h"
 #include "report/render_data.h"
 #include "report/render_html.h"
@@ -24,6 +25,7 @@ struct ReportArgs {
   std::string format = "table", out, problems_file;
   std::vector<std::string> problems;
   std::vector<double> ps;
+  std::vector<std::string> fail_under;
   bool json = false;
 };
 
@@ -36,7 +38,20 @@ std::string render(const std::vector<report::RunReport>& runs, const std::string
   return report::render_html(runs);
 }
 
-void run_report(const ReportArgs& a, const Globals& g) {
+// --fail-under: exit 1 when some run is under a threshold (each said on standard error).
+ExitCode check_thresholds(const std::vector<report::RunReport>& reports, const std::vector<report::Threshold>& ts) {
+  ExitCode code = ExitCode::kOk;
+  for (const report::RunReport& r : reports)
+    for (const std::string& line : report::unmet(r.metrics, ts)) {
+      std::cerr << "mgk: run " << r.data.run.id << " fails --fail-under: " << line << "\n";
+      code = ExitCode::kIncorrect;
+    }
+  return code;
+}
+
+ExitCode run_report(const ReportArgs& a, const Globals& g) {
+  std::vector<report::Threshold> thresholds;  // checked before anything is read
+  for (const std::string& t : a.fail_under) thresholds.push_back(report::parse_threshold(t));
   store::Store store = store::Store::open_read_only(
       database_path(g.db.empty() ? std::nullopt : std::optional<std::string>(g.db)));
   std::vector<int64_t> ids = a.runs;
@@ -63,13 +78,14 @@ void run_report(const ReportArgs& a, const Globals& g) {
   std::string out = a.out;
   if (out.empty() && a.format == "html") out = "report-" + std::to_string(ids.front()) + ".html";  // not for a terminal
   if (out.empty() || out == "-") {  // "-": standard output, whatever the format
-    std::cout << text;
-    return;
+    std::cout << text << std::flush;
+  } else {
+    std::ofstream f(out, std::ios::binary | std::ios::trunc);
+    f << text;
+    if (!f.flush()) throw UsageError("cannot write the report to " + out);
+    std::cout << "wrote " << out << "\n" << std::flush;
   }
-  std::ofstream f(out, std::ios::binary | std::ios::trunc);
-  f << text;
-  if (!f.flush()) throw UsageError("cannot write the report to " + out);
-  std::cout << "wrote " << out << "\n";
+  return check_thresholds(reports, thresholds);
 }
 
 }  // namespace
@@ -93,10 +109,12 @@ void add_report_command(CLI::App& root, Globals& g) {
                 "Only these problems: names and globs, comma-separated, repeatable (as 'mgk bench --problems')");
   c->add_option("--problems-file", a->problems_file, "More problems to count, one name or glob per line ('#' comments)");
   c->add_option("--p", a->ps, "Extra speedup thresholds p for fast_p (0, 1, 1.5 and 2 are always shown)");
+  c->add_option("--fail-under", a->fail_under,
+                "For CI: exit 1 when a run's METRIC is under VALUE or unknown: pass@K=V, compiles@K=V, fast_P@K=V "
+                "(V a fraction or a percentage: pass@1=0.5, fast_1.5@1=25%); repeatable");
   c->callback([a, &g] {
     if (a->json) a->format = "json";
-    run_report(*a, g);
-    g.exit_code = ExitCode::kOk;
+    g.exit_code = run_report(*a, g);
   });
 }
 

@@ -74,6 +74,22 @@ TEST_F(BenchRunsCli, ProblemsAsAListRepeatedAndFromAFileAndTheSameSyntaxInHistor
   ASSERT_EQ(tex.exit_code, 0) << tex.output;
   EXPECT_NE(tex.output.find("% mgk bench leaderboard: runs 1, 1"), std::string::npos) << tex.output;
   EXPECT_NE(tex.output.find("1 & openai:gpt-test & refine & 3 & "), std::string::npos) << tex.output;
+  // For CI: two of the three compiled (compiles@1 = 66.7%), none ran (pass@1 unknown).
+  test::CliResult met = test::run_mgk({"report", "1", "--fail-under", "compiles@1=60%"}, env());
+  EXPECT_EQ(met.exit_code, 0) << met.output;
+  test::CliResult unknown = test::run_mgk({"report", "1", "--fail-under", "compiles@1=0.5", "--fail-under", "pass@1=0.1"},
+                                          env());
+  EXPECT_EQ(unknown.exit_code, 1) << unknown.output;
+  EXPECT_NE(unknown.output.find("mgk: run 1 fails --fail-under: pass@1 is unknown: 2 problem(s) not run"),
+            std::string::npos)
+      << unknown.output;
+  EXPECT_EQ(unknown.output.find("compiles@1 is"), std::string::npos) << unknown.output;
+  test::CliResult under = test::run_mgk({"report", "1", "--fail-under", "compiles@1=0.7"}, env());
+  EXPECT_EQ(under.exit_code, 1) << under.output;
+  EXPECT_NE(under.output.find("compiles@1 is 66.7%, under 70.0%"), std::string::npos) << under.output;
+  test::CliResult bad = test::run_mgk({"report", "1", "--fail-under", "pass@1>0.5"}, env());
+  EXPECT_EQ(bad.exit_code, 64) << bad.output;
+  EXPECT_NE(bad.output.find("expected METRIC=VALUE"), std::string::npos) << bad.output;
 }
 
 TEST_F(BenchRunsCli, HistoryRunsListsEveryRunAndShowRunOfABenchRunIsATableOfItsAttempts) {
