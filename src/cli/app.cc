@@ -25,6 +25,8 @@ int run(int argc, char** argv) {
   app.add_option("--db", globals.db, "SQLite store (default: $MGK_DB, else $XDG_DATA_HOME/mgk/mgk.db, i.e. ~/.local/share/mgk/mgk.db)");
 
   for (const auto& entry : command_table()) entry.add(app, globals);
+  // Before any command's callback runs: -v turns the debug lines on (HTTP tries, ...).
+  app.parse_complete_callback([&globals] { log::set_verbose(globals.verbose); });
 
   try {
     app.parse(argc, argv);

@@ -166,6 +166,20 @@ TEST_F(GenerateCli, JsonPrintsEachTurnAndTheEndAsJsonLines) {
   EXPECT_NE(both.output.find("--json"), std::string::npos) << both.output;
 }
 
+// -v turns on the debug lines: each HTTP try of a model call, with its number.
+TEST_F(GenerateCli, VerboseShowsEachTryOfAModelCall) {
+  for (int i = 0; i < 2; ++i)
+    server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply("no code block, sorry")));
+  const std::vector<std::string> args = {"generate", "--problem", "collectives/all_reduce", "--model",
+                                         "openai:gpt-test", "--turns", "1", "--compile-only"};
+  std::vector<std::string> verbose = {"-v"};
+  verbose.insert(verbose.end(), args.begin(), args.end());
+  test::CliResult loud = test::run_mgk(verbose, env());
+  EXPECT_NE(loud.output.find("/chat/completions for model 'gpt-test' (try 1 of "), std::string::npos) << loud.output;
+  test::CliResult quiet = test::run_mgk(args, env());
+  EXPECT_EQ(quiet.output.find("(try 1 of "), std::string::npos) << quiet.output;
+}
+
 // The first-turn failure seen with a frontier model: a GEMM kernel that loads cuBLASLt
 // with dlopen/dlsym. The feedback names the rule and what to use instead (the linked
 // cuBLASLt, mgk/lt_gemm.h), so the next turn need not drop cuBLAS.
