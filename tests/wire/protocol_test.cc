@@ -22,6 +22,7 @@ TEST(Protocol, APresetPlansInputDistributionsRoundTrip) {
   x.init.dist = Dist::kUniform;
   x.init.a = -0.25, x.init.b = 0.0625;
   x.init.row = 1024, x.init.zero_every = 16, x.init.tiny_every = 8, x.init.tiny = 0x1p-10;
+  x.init.massive_every = 32, x.init.massive = 128;
   prep.plan.inputs.push_back(x);
   send(a, Command{prep});
   const Frame f = receive(b);
@@ -38,6 +39,8 @@ TEST(Protocol, APresetPlansInputDistributionsRoundTrip) {
   EXPECT_EQ(i.zero_every, 16);
   EXPECT_EQ(i.tiny_every, 8);
   EXPECT_DOUBLE_EQ(i.tiny, 0x1p-10);
+  EXPECT_EQ(i.massive_every, 32);
+  EXPECT_DOUBLE_EQ(i.massive, 128);
   // A plan written without the special rows' fields has none.
   a.send({{"type", "command"},
           {"cmd", "prepare"},
@@ -49,6 +52,7 @@ TEST(Protocol, APresetPlansInputDistributionsRoundTrip) {
   EXPECT_EQ(plan.inputs[0].init.row, 0);
   EXPECT_EQ(plan.inputs[0].init.zero_every, 0);
   EXPECT_EQ(plan.inputs[0].init.tiny_every, 0);
+  EXPECT_EQ(plan.inputs[0].init.massive_every, 0);
 }
 
 }  // namespace
