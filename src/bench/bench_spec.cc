@@ -33,6 +33,7 @@ nlohmann::json BenchSpec::to_json() const {
   j["jobs"] = jobs;
   j["gpus"] = gpus;
   j["max_cost_usd"] = max_cost_usd;
+  j["name"] = name;
   return j;
 }
 
@@ -57,6 +58,7 @@ BenchSpec BenchSpec::from_json(const nlohmann::json& j, int64_t run_id) {
     s.jobs = j.at("jobs").get<int>();
     s.gpus = j.at("gpus").get<std::vector<int>>();
     s.max_cost_usd = j.at("max_cost_usd").get<double>();
+    s.name = j.value("name", "");  // runs from before names had none
   } catch (const nlohmann::json::exception& e) {
     throw UsageError("run " + std::to_string(run_id) + " was not started by this version of 'mgk bench' (" +
                      e.what() + "); start a new run");

@@ -38,6 +38,10 @@ struct BenchSpec {
   int max_tokens = agent::Sampling{}.max_tokens;
   double command_timeout_s = agent::kCommandTimeoutS;  // shell mode
 
+  // ---- a label, not part of what the attempts are: `--name`, which `mgk report NAME` and the
+  // reports' titles use; a resume may change it ----
+  std::string name;
+
   // ---- how this machine runs them: may change from one session of the run to the next ----
   int jobs = 4;              // attempts in flight at once (Slurm: in each array task)
   std::vector<int> gpus;     // the GPUs evaluations may use (empty: every visible one)

@@ -48,7 +48,7 @@ namespace {
 struct BenchArgs {
   std::vector<std::string> problems;  // names and globs, each value a comma list (common/name_patterns.h)
   std::string problems_file;
-  std::string model, mode = "refine", gpus, reasoning_effort, executor = "local";
+  std::string model, mode = "refine", gpus, reasoning_effort, executor = "local", name;
   int samples = 1, turns = 0, world = 2, jobs = 4, max_tokens = agent::Sampling{}.max_tokens;
   double max_cost = 0, attempt_max_cost = agent::Limits{}.max_cost_usd, temperature = 0,
          command_timeout = agent::kCommandTimeoutS;
@@ -97,6 +97,7 @@ std::string take_changed_limits(const CLI::App& c, int64_t run_id, const bench::
        number(fresh.command_timeout_s));
   take("--jobs", s.jobs, fresh.jobs, std::to_string(s.jobs), std::to_string(fresh.jobs));
   take("--gpus", s.gpus, fresh.gpus, bench::gpu_list(s.gpus), bench::gpu_list(fresh.gpus));
+  take("--name", s.name, fresh.name, "'" + s.name + "'", "'" + fresh.name + "'");
   if (changed.empty()) return "";
   return "run " + std::to_string(run_id) + " continues with " + changed +
          " (for the calls still to come; what finished keeps what it ran under)";
@@ -121,7 +122,19 @@ bench::BenchSpec spec_from_flags(const BenchArgs& a, const std::string& prompt_v
   s.jobs = a.jobs;
   s.gpus = parse_int_list(a.gpus, "--gpus");
   s.max_cost_usd = a.max_cost;
+  s.name = a.name;
   return s;
+}
+
+// A run's name is how `mgk report NAME` finds it: one bench run per name.
+void check_name_is_free(store::Store& store, const std::string& name, int64_t except_run) {
+  if (name.empty()) return;
+  if (name.find_first_not_of("0123456789") == std::string::npos)
+    throw UsageError("--name '" + name + "' is a number, which 'mgk report' would read as a run id; add a letter");
+  for (const store::RunRecord& r : store.runs_of_kind("bench"))
+    if (r.id != except_run && r.args.is_object() && r.args.value("name", "") == name)
+      throw UsageError("run " + std::to_string(r.id) + " is already named '" + name +
+                       "': choose another name, or continue that run with --resume " + std::to_string(r.id));
 }
 
 // The run is marked running by another process of this machine that still lives.
@@ -171,9 +184,18 @@ Choice choose_run(const BenchArgs& a, const CLI::App& c, store::Store& store, co
     if (run->status == store::Status::kDone &&
         bench::remaining_work(bench::planned_attempts(s.problem_list, s.samples), store.attempts_of_run(run->id),
                               a.retry_failed)
-            .to_run.empty())
+            .to_run.empty()) {
+      if (c.count("--name") && fresh.name != s.name) {  // a label: a complete run may be renamed
+        check_name_is_free(store, fresh.name, run->id);
+        nlohmann::json args = run->args;
+        args["name"] = s.name = fresh.name;
+        store.set_run_args(run->id, args);
+        log::info("run " + std::to_string(run->id) + " is now named '" + s.name + "'");
+      }
       return {s, 0, run->id};  // complete: left as it is (its end time too)
+    }
     const std::string changed = take_changed_limits(c, run->id, fresh, s);
+    if (c.count("--name")) check_name_is_free(store, s.name, run->id);
     return {s, run->id, 0, changed};
   }
   if (a.model.empty()) throw UsageError("give --model (and --problems, --samples), or --resume RUN");
@@ -181,7 +203,10 @@ Choice choose_run(const BenchArgs& a, const CLI::App& c, store::Store& store, co
   if (a.turns < 0 || (c.count("--turns") && a.turns < 1)) throw UsageError("--turns must be at least 1");
   if (a.jobs < 1) throw UsageError("--jobs must be at least 1");
   fresh.problem_list = bench::expand_problems(fresh.problems);
-  if (a.new_run) return {fresh, 0, 0};
+  if (a.new_run) {
+    check_name_is_free(store, fresh.name, 0);
+    return {fresh, 0, 0};
+  }
   for (const store::RunRecord& r : store.runs_of_kind("bench")) {
     const bool on_slurm = SlurmRun::is_slurm(r);
     if (!on_slurm && (alive_here(r) || running_elsewhere(r))) continue;  // someone may be at work on it
@@ -206,13 +231,18 @@ Choice choose_run(const BenchArgs& a, const CLI::App& c, store::Store& store, co
       std::cout << what << ". Continue it? [Y/n] " << std::flush;
       std::string answer;
       std::getline(std::cin, answer);
-      if (!answer.empty() && answer[0] != 'y' && answer[0] != 'Y') return {fresh, 0, 0};
+      if (!answer.empty() && answer[0] != 'y' && answer[0] != 'Y') {
+        check_name_is_free(store, fresh.name, 0);
+        return {fresh, 0, 0};
+      }
     } else {
       log::info(what + ": continuing it (--new starts another run)");
     }
     const std::string changed = take_changed_limits(c, r.id, fresh, s);
+    if (c.count("--name")) check_name_is_free(store, s.name, r.id);
     return {s, r.id, 0, changed};
   }
+  check_name_is_free(store, fresh.name, 0);
   return {fresh, 0, 0};
 }
 
@@ -623,6 +653,9 @@ void add_bench_command(CLI::App& root, Globals& g) {
   add_sampling_options(c, {&a->max_tokens, &a->temperature, &a->temperature_given, &a->reasoning_effort,
                            &a->command_timeout});
   c->add_option("--resume", a->resume, "Continue a stored bench run: skip what finished, continue what was cut off");
+  c->add_option("--name", a->name,
+                "A name for the run, unique in the store: 'mgk report NAME' finds it, the reports' titles show it "
+                "(a resume may rename it)");
   c->add_flag("--new", a->new_run, "Start a new run even where one with the same arguments exists");
   c->add_flag("--retry-failed", a->retry_failed, "On resume, also continue attempts that failed with an error");
   c->add_flag("--compile-only", a->compile_only, "The judge only compiles kernels (no GPU needed; nothing is checked)");

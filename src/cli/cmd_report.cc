@@ -20,7 +20,7 @@ namespace mgk::cli {
 namespace {
 
 struct ReportArgs {
-  std::vector<int64_t> runs;
+  std::vector<std::string> runs;  // ids or names
   int64_t vs = 0;
   std::string format = "table", out, problems_file;
   std::vector<std::string> problems;
@@ -49,12 +49,22 @@ ExitCode check_thresholds(const std::vector<report::RunReport>& reports, const s
   return code;
 }
 
+// A run as the command line names it: its id, or its --name (bench runs).
+int64_t run_id_of(store::Store& store, const std::string& text) {
+  if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos) return std::stoll(text);
+  for (const store::RunRecord& r : store.runs_of_kind("bench"))
+    if (r.args.is_object() && r.args.value("name", "") == text) return r.id;
+  throw NotFoundError("no bench run is named '" + text + "' in " + store.path().string() +
+                      " ('mgk history --runs' lists the runs and their names)");
+}
+
 ExitCode run_report(const ReportArgs& a, const Globals& g) {
   std::vector<report::Threshold> thresholds;  // checked before anything is read
   for (const std::string& t : a.fail_under) thresholds.push_back(report::parse_threshold(t));
   store::Store store = store::Store::open_read_only(
       database_path(g.db.empty() ? std::nullopt : std::optional<std::string>(g.db)));
-  std::vector<int64_t> ids = a.runs;
+  std::vector<int64_t> ids;
+  for (const std::string& r : a.runs) ids.push_back(run_id_of(store, r));
   if (ids.empty()) {
     auto runs = store.runs_of_kind("bench");
     if (runs.empty()) throw UsageError("no bench run in " + store.path().string() + " ('mgk bench' makes one)");
@@ -94,8 +104,8 @@ void add_report_command(CLI::App& root, Globals& g) {
   auto a = std::make_shared<ReportArgs>();
   CLI::App* c = root.add_subcommand("report", "A bench run's pass@k, fast_p@k, speedups, costs and failures; plots");
   c->add_option("run", a->runs,
-                "Bench run ids (default: the latest bench run); several: side by side, a leaderboard, each on "
-                "the problems every one of them has");
+                "Bench runs, by id or --name (default: the latest bench run); several: side by side, a leaderboard, "
+                "each on the problems every one of them has");
   c->add_option("--vs", a->vs, "A second run to compare with, side by side (as a second RUN)");
   CLI::Option* format =
       c->add_option("--format", a->format,

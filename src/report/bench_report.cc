@@ -66,7 +66,8 @@ std::string run_title(const RunReport& r) {
   const auto& run = r.data.run;
   const nlohmann::json& args = run.args;
   std::string mode = args.is_object() ? args.value("mode", "") : "";
-  std::string t = "run " + std::to_string(run.id) + " (" + run.model;
+  const std::string name = args.is_object() ? args.value("name", "") : "";
+  std::string t = "run " + std::to_string(run.id) + (name.empty() ? "" : " '" + name + "'") + " (" + run.model;
   if (!mode.empty()) t += ", " + mode;
   // A bench run names the problems it plans; any other run has those it stored.
   const size_t problems = args.is_object() && args.contains("problem_list") ? args["problem_list"].size()

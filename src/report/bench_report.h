@@ -34,7 +34,8 @@ RunReport build_report(store::Store& store, int64_t run_id, const std::vector<do
 std::vector<RunReport> build_comparison(store::Store& store, const std::vector<int64_t>& run_ids,
                                         const std::vector<double>& extra_ps = {}, const NamePatterns& only = {});
 
-// "run 12 (openai:gpt-4o, refine, 8 problems x 2 samples)" for headings.
+// "run 12 'baseline' (openai:gpt-4o, refine, 8 problems x 2 samples)" for headings (the name
+// where the run has one).
 std::string run_title(const RunReport& r);
 
 }  // namespace mgk::report

@@ -12,6 +12,7 @@ namespace mgk::report {
 
 struct LeaderboardRow {
   int64_t run = 0;
+  std::string name;  // the run's --name, or ""
   std::string model, mode;
   int problems = 0, samples = 0;  // the problems its metrics count (every run's, in a comparison)
   const AtK* pass1 = nullptr;     // null where the run has no such number

@@ -92,6 +92,40 @@ TEST_F(BenchRunsCli, ProblemsAsAListRepeatedAndFromAFileAndTheSameSyntaxInHistor
   EXPECT_NE(bad.output.find("expected METRIC=VALUE"), std::string::npos) << bad.output;
 }
 
+// A named run: `mgk report NAME` finds it, titles and `history --runs` show it, one run per
+// name, a resume may rename it.
+TEST_F(BenchRunsCli, ANamedRunIsFoundByItsNameAndNamesAreUnique) {
+  const std::vector<std::string> bench = {"bench", "--model", "openai:gpt-test", "--problems", "collectives/all_gather",
+                                          "--turns", "1", "--compile-only"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = bench;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  };
+  test::CliResult first = test::run_mgk(with({"--name", "baseline"}), env());
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  test::CliResult by_name = test::run_mgk({"report", "baseline"}, env());
+  ASSERT_EQ(by_name.exit_code, 0) << by_name.output;
+  EXPECT_NE(by_name.output.find("mgk bench report: run 1 'baseline' (openai:gpt-test"), std::string::npos)
+      << by_name.output;
+  test::CliResult runs = test::run_mgk({"history", "--runs"}, env());
+  EXPECT_NE(runs.output.find("NAME"), std::string::npos) << runs.output;
+  EXPECT_NE(runs.output.find("baseline"), std::string::npos) << runs.output;
+
+  test::CliResult taken = test::run_mgk(with({"--new", "--name", "baseline"}), env());
+  EXPECT_EQ(taken.exit_code, 64) << taken.output;
+  EXPECT_NE(taken.output.find("run 1 is already named 'baseline'"), std::string::npos) << taken.output;
+  test::CliResult number = test::run_mgk(with({"--new", "--name", "42"}), env());
+  EXPECT_EQ(number.exit_code, 64) << number.output;
+
+  test::CliResult renamed = test::run_mgk({"bench", "--resume", "1", "--name", "first-try"}, env());
+  EXPECT_EQ(renamed.exit_code, 0) << renamed.output;
+  EXPECT_EQ(test::run_mgk({"report", "first-try", "--json"}, env()).exit_code, 0);
+  test::CliResult gone = test::run_mgk({"report", "baseline"}, env());
+  EXPECT_EQ(gone.exit_code, 5) << gone.output;
+  EXPECT_NE(gone.output.find("no bench run is named 'baseline'"), std::string::npos) << gone.output;
+}
+
 TEST_F(BenchRunsCli, HistoryRunsListsEveryRunAndShowRunOfABenchRunIsATableOfItsAttempts) {
   bench_three();
   test::CliResult runs = test::run_mgk({"history", "--runs"}, env());
