@@ -173,11 +173,24 @@ Choice choose_run(const BenchArgs& a, const CLI::App& c, store::Store& store, co
       log::warning("run " + std::to_string(a.resume) + " is marked running on " + run->host +
                    "; if a process there still works on it, both will work on the same attempts");
     bench::BenchSpec s = bench::BenchSpec::from_json(run->args, run->id);
+    // More samples grow the run: the attempts done are kept, the new samples are added (the
+    // n of pass@k grows, nothing else about the benchmark changes). Fewer would drop work.
+    std::string grown;
+    if (c.count("--samples") && a.samples != s.samples) {
+      if (a.samples < s.samples)
+        throw UsageError("run " + std::to_string(a.resume) + " has " + std::to_string(s.samples) +
+                         " samples a problem; a resume may add samples (--samples " + std::to_string(s.samples + 1) +
+                         " or more), not drop them ('mgk report --problems' reports a subset)");
+      grown = "run " + std::to_string(a.resume) + " grows from " + std::to_string(s.samples) + " to " +
+              std::to_string(a.samples) + " samples a problem (the attempts done are kept)";
+      s.samples = a.samples;
+    }
     const nlohmann::json stored = s.identity(), given = fresh.identity();
     for (const auto& [flag, key] : kIdentityFlags)
       if (c.count(flag) && stored[key] != given[key])
         throw UsageError("run " + std::to_string(a.resume) + " has " + flag + " " + stored[key].dump() +
                          "; leave " + flag + " out to resume it (or start a new run)");
+    if (!grown.empty()) log::info(grown);
     if (s.prompt_version != prompt_version)
       log::warning("run " + std::to_string(run->id) + " began with prompts " + s.prompt_version +
                    "; its remaining attempts use " + prompt_version);

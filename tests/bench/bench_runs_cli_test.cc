@@ -126,6 +126,32 @@ TEST_F(BenchRunsCli, ANamedRunIsFoundByItsNameAndNamesAreUnique) {
   EXPECT_NE(gone.output.find("no bench run is named 'baseline'"), std::string::npos) << gone.output;
 }
 
+// A finished run grows its samples on a resume (n = 1 -> 2): the attempts done are kept and
+// the new ones run; a resume never drops samples.
+TEST_F(BenchRunsCli, AResumeWithMoreSamplesGrowsTheRunKeepingWhatIsDone) {
+  test::CliResult first = test::run_mgk({"bench", "--model", "openai:gpt-test", "--problems", "collectives/all_gather",
+                                         "--samples", "1", "--turns", "1", "--compile-only"},
+                                        env());
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const size_t calls = server_.request_count();
+  test::CliResult grown = test::run_mgk({"bench", "--resume", "1", "--samples", "2"}, env());
+  ASSERT_EQ(grown.exit_code, 0) << grown.output;
+  EXPECT_NE(grown.output.find("run 1 grows from 1 to 2 samples a problem (the attempts done are kept)"),
+            std::string::npos)
+      << grown.output;
+  EXPECT_EQ(server_.request_count(), calls + 1) << "one new attempt of one turn, the first not run again";
+  store::Store s = store::Store::open_read_only(dir_.path() / "a.db");
+  const auto attempts = s.attempts_of_run(1);
+  ASSERT_EQ(attempts.size(), 2u);
+  EXPECT_EQ(attempts[0].sample, 0);
+  EXPECT_EQ(attempts[1].sample, 1);
+  EXPECT_EQ(test::run_mgk({"report", "1", "--json"}, env()).json()["runs"][0]["metrics"]["samples"], 2);
+  test::CliResult fewer = test::run_mgk({"bench", "--resume", "1", "--samples", "1"}, env());
+  EXPECT_EQ(fewer.exit_code, 64) << fewer.output;
+  EXPECT_NE(fewer.output.find("a resume may add samples (--samples 3 or more), not drop them"), std::string::npos)
+      << fewer.output;
+}
+
 TEST_F(BenchRunsCli, HistoryRunsListsEveryRunAndShowRunOfABenchRunIsATableOfItsAttempts) {
   bench_three();
   test::CliResult runs = test::run_mgk({"history", "--runs"}, env());
