@@ -1,7 +1,7 @@
 // mgk generate: one problem, one model, one agent session; a line per turn, then the best
 // kernel's path and the attempt id (--json: the same as JSON lines). --resume continues a
-// stored attempt; --dry-run shows the first prompt and calls nothing. With fewer GPUs than ranks the ranks share them:
-// kernels are checked, not timed, and the model is told so.
+// stored attempt; --dry-run shows the first prompt and calls nothing. With fewer GPUs than
+// ranks the ranks share them: kernels are checked, not timed, and the model is told so.
 #include <cstdio>
 #include <iostream>
 #include <memory>
