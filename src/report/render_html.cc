@@ -140,21 +140,29 @@ std::string plots(const std::vector<RunReport>& runs) {
   out += svg::bar_chart({"plot-roofline", "Fraction of the communication-aware roofline, per problem", "problem",
                          "fraction of roofline", roof_notes},
                         problems, names, rooflines, std::pair{1.0, std::string("roofline")});
-  // The failure taxonomy.
+  // The failure taxonomy: the outcomes that occur in some run, each in the legend.
   {
-    std::vector<std::string> rows, segments, colors;
-    for (Outcome o : all_outcomes()) {
+    std::vector<Outcome> occurring;
+    for (Outcome o : all_outcomes())
+      for (const auto& r : runs)
+        if (r.metrics.outcomes.count(o) && r.metrics.outcomes.at(o) > 0) {
+          occurring.push_back(o);
+          break;
+        }
+    std::vector<std::string> rows, segments, colors, notes;
+    for (Outcome o : occurring) {
       segments.push_back(describe(o));
       colors.push_back(outcome_colors().at(o));
     }
+    if (occurring.empty()) notes.push_back("no attempt yet");
     std::vector<std::vector<int>> counts;
     for (const auto& r : runs) {
       rows.push_back("run " + std::to_string(r.data.run.id));
       std::vector<int> row;
-      for (Outcome o : all_outcomes()) row.push_back(r.metrics.outcomes.count(o) ? r.metrics.outcomes.at(o) : 0);
+      for (Outcome o : occurring) row.push_back(r.metrics.outcomes.count(o) ? r.metrics.outcomes.at(o) : 0);
       counts.push_back(row);
     }
-    out += svg::stacked_bars({"plot-outcomes", "What the attempts came to", "run", "attempts", {}}, rows, segments,
+    out += svg::stacked_bars({"plot-outcomes", "What the attempts came to", "run", "attempts", notes}, rows, segments,
                              colors, counts);
   }
   return out + "</div>\n";

@@ -162,6 +162,11 @@ TEST_F(HtmlReport, ARunWithNothingTimedStillDrawsEveryPlotAndSaysWhy) {
   EXPECT_NE(drawn["plot-threshold"]["texts"].dump().find("no curve: checked, not timed"), std::string::npos);
   EXPECT_NE(drawn["plot-speedup"]["texts"].dump().find("no speedup"), std::string::npos);
   EXPECT_GT(drawn["plot-outcomes"]["marks"].get<int>(), 0);
+  // The legend names what occurred, not the ten outcomes there are.
+  const std::string legend = drawn["plot-outcomes"]["texts"].dump();
+  EXPECT_NE(legend.find("did not compile"), std::string::npos) << legend;
+  EXPECT_EQ(legend.find("hang"), std::string::npos) << legend;
+  EXPECT_EQ(legend.find("infrastructure"), std::string::npos) << legend;
 }
 
 }  // namespace
