@@ -4,8 +4,9 @@
 // worst case first (agent/shared_budget.h), so together they never cross it; a call that
 // cannot fit waits for the calls in flight to settle, and when it still cannot the run
 // stops: no attempt starts, and those in flight end before their next model call, left
-// "interrupted" for a resume. Ctrl-C does the same. One attempt failing with an error is reported and the others go on; several
-// in a row stop the run (the cause is likely the machine, not the model).
+// "interrupted" for a resume. Ctrl-C does the same. One attempt failing with an error is
+// reported and the others go on; several in a row stop the run (the cause is likely the
+// machine, not the model).
 #pragma once
 #include <atomic>
 #include <condition_variable>

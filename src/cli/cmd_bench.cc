@@ -126,15 +126,15 @@ bench::BenchSpec spec_from_flags(const BenchArgs& a, const std::string& prompt_v
   return s;
 }
 
-// A run's name is how `mgk report NAME` finds it: one bench run per name.
-void check_name_is_free(store::Store& store, const std::string& name, int64_t except_run) {
+// A run's name is how `mgk report NAME` finds it: one bench run per name (`run`: the run that
+// takes it, 0 for a new one).
+void check_name_is_free(store::Store& store, const std::string& name, int64_t run) {
   if (name.empty()) return;
   if (name.find_first_not_of("0123456789") == std::string::npos)
     throw UsageError("--name '" + name + "' is a number, which 'mgk report' would read as a run id; add a letter");
-  for (const store::RunRecord& r : store.runs_of_kind("bench"))
-    if (r.id != except_run && r.args.is_object() && r.args.value("name", "") == name)
-      throw UsageError("run " + std::to_string(r.id) + " is already named '" + name +
-                       "': choose another name, or continue that run with --resume " + std::to_string(r.id));
+  if (auto owner = store.run_named("bench", name); owner && owner->id != run)
+    throw UsageError("run " + std::to_string(owner->id) + " is already named '" + name +
+                     "': choose another name, or continue that run with --resume " + std::to_string(owner->id));
 }
 
 // The run is marked running by another process of this machine that still lives.
@@ -198,17 +198,10 @@ Choice choose_run(const BenchArgs& a, const CLI::App& c, store::Store& store, co
         bench::remaining_work(bench::planned_attempts(s.problem_list, s.samples), store.attempts_of_run(run->id),
                               a.retry_failed)
             .to_run.empty()) {
-      if (c.count("--name") && fresh.name != s.name) {  // a label: a complete run may be renamed
-        check_name_is_free(store, fresh.name, run->id);
-        nlohmann::json args = run->args;
-        args["name"] = s.name = fresh.name;
-        store.set_run_args(run->id, args);
-        log::info("run " + std::to_string(run->id) + " is now named '" + s.name + "'");
-      }
+      if (c.count("--name")) s.name = fresh.name;  // a label: a complete run may be renamed
       return {s, 0, run->id};  // complete: left as it is (its end time too)
     }
     const std::string changed = take_changed_limits(c, run->id, fresh, s);
-    if (c.count("--name")) check_name_is_free(store, s.name, run->id);
     return {s, run->id, 0, changed};
   }
   if (a.model.empty()) throw UsageError("give --model (and --problems, --samples), or --resume RUN");
@@ -216,10 +209,7 @@ Choice choose_run(const BenchArgs& a, const CLI::App& c, store::Store& store, co
   if (a.turns < 0 || (c.count("--turns") && a.turns < 1)) throw UsageError("--turns must be at least 1");
   if (a.jobs < 1) throw UsageError("--jobs must be at least 1");
   fresh.problem_list = bench::expand_problems(fresh.problems);
-  if (a.new_run) {
-    check_name_is_free(store, fresh.name, 0);
-    return {fresh, 0, 0};
-  }
+  if (a.new_run) return {fresh, 0, 0};
   for (const store::RunRecord& r : store.runs_of_kind("bench")) {
     const bool on_slurm = SlurmRun::is_slurm(r);
     if (!on_slurm && (alive_here(r) || running_elsewhere(r))) continue;  // someone may be at work on it
@@ -244,18 +234,13 @@ Choice choose_run(const BenchArgs& a, const CLI::App& c, store::Store& store, co
       std::cout << what << ". Continue it? [Y/n] " << std::flush;
       std::string answer;
       std::getline(std::cin, answer);
-      if (!answer.empty() && answer[0] != 'y' && answer[0] != 'Y') {
-        check_name_is_free(store, fresh.name, 0);
-        return {fresh, 0, 0};
-      }
+      if (!answer.empty() && answer[0] != 'y' && answer[0] != 'Y') return {fresh, 0, 0};
     } else {
       log::info(what + ": continuing it (--new starts another run)");
     }
     const std::string changed = take_changed_limits(c, r.id, fresh, s);
-    if (c.count("--name")) check_name_is_free(store, s.name, r.id);
     return {s, r.id, 0, changed};
   }
-  check_name_is_free(store, fresh.name, 0);
   return {fresh, 0, 0};
 }
 
@@ -599,8 +584,15 @@ ExitCode run_bench(const BenchArgs& a, const CLI::App& c, const Globals& g) {
   install_interrupt_handler();
   Choice choice = choose_run(a, c, store, prompts.version());
   const bench::BenchSpec& spec = choice.spec;
+  check_name_is_free(store, spec.name, choice.run_id ? choice.run_id : choice.complete_run);
   if (choice.complete_run && !a.dry_run) {
     const std::string id = std::to_string(choice.complete_run);
+    if (auto run = store.run(choice.complete_run); run && run->name() != spec.name) {  // renamed
+      nlohmann::json args = run->args;
+      args["name"] = spec.name;
+      store.set_run_args(run->id, args);
+      log::info("run " + id + " is now named '" + spec.name + "'");
+    }
     int failed = 0;
     for (const auto& at : store.attempts_of_run(choice.complete_run)) failed += at.status == store::Status::kFailed;
     std::cout << "run " << id << (a.resume ? " is complete, nothing to resume" : " with these arguments is complete")

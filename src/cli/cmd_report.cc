@@ -52,8 +52,7 @@ ExitCode check_thresholds(const std::vector<report::RunReport>& reports, const s
 // A run as the command line names it: its id, or its --name (bench runs).
 int64_t run_id_of(store::Store& store, const std::string& text) {
   if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos) return std::stoll(text);
-  for (const store::RunRecord& r : store.runs_of_kind("bench"))
-    if (r.args.is_object() && r.args.value("name", "") == text) return r.id;
+  if (auto r = store.run_named("bench", text)) return r->id;
   throw NotFoundError("no bench run is named '" + text + "' in " + store.path().string() +
                       " ('mgk history --runs' lists the runs and their names)");
 }

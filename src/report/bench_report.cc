@@ -66,7 +66,7 @@ std::string run_title(const RunReport& r) {
   const auto& run = r.data.run;
   const nlohmann::json& args = run.args;
   std::string mode = args.is_object() ? args.value("mode", "") : "";
-  const std::string name = args.is_object() ? args.value("name", "") : "";
+  const std::string name = run.name();
   std::string t = "run " + std::to_string(run.id) + (name.empty() ? "" : " '" + name + "'") + " (" + run.model;
   if (!mode.empty()) t += ", " + mode;
   // A bench run names the problems it plans; any other run has those it stored.

@@ -44,7 +44,7 @@ std::vector<LeaderboardRow> leaderboard_rows(const std::vector<RunReport>& runs)
   for (const RunReport& r : runs) {
     LeaderboardRow row;
     row.run = r.data.run.id;
-    row.name = r.data.run.args.is_object() ? r.data.run.args.value("name", "") : "";
+    row.name = r.data.run.name();
     row.model = r.data.run.model;
     row.mode = r.data.run.args.is_object() ? r.data.run.args.value("mode", "") : "";
     row.problems = r.metrics.suite.problems;
@@ -76,8 +76,9 @@ std::string render_tex(const std::vector<RunReport>& runs) {
   out += "Run & Model & Mode & Problems & pass@1 (\\%) & fast$_1$@1 (\\%) & fast$_2$@1 (\\%) & compiles@1 (\\%) & "
          "Cost (USD) \\\\\n\\midrule\n";
   for (const LeaderboardRow& row : leaderboard_rows(runs))
-    out += (row.name.empty() ? std::to_string(row.run) : tex_escape(row.name)) + " & " + tex_escape(row.model) + " & " + tex_escape(row.mode) + " & " +
-           std::to_string(row.problems) + " & " + tex_at_k(row.pass1, "not run") + " & " +
+    out += (row.name.empty() ? std::to_string(row.run) : tex_escape(row.name)) + " & " + tex_escape(row.model) +
+           " & " + tex_escape(row.mode) + " & " + std::to_string(row.problems) + " & " +
+           tex_at_k(row.pass1, "not run") + " & " +
            tex_at_k(row.fast1, "not timed") + " & " + tex_at_k(row.fast2, "not timed") + " & " +
            tex_at_k(row.compiles1, "--") + " & " + (row.cost_usd ? fixed(*row.cost_usd, 2) : "?") + " \\\\\n";
   out += "\\bottomrule\n\\end{tabular}\n";

@@ -44,8 +44,8 @@ void leaderboard(Writer& w, const std::vector<RunReport>& runs) {
     return a ? at_k_text({*a}, 1, unknown) : std::string("-");
   };
   for (const LeaderboardRow& row : leaderboard_rows(runs))
-    t.add({"run " + std::to_string(row.run) + (row.name.empty() ? "" : " '" + row.name + "'"), row.model, row.mode.empty() ? "-" : row.mode,
-           std::to_string(row.problems), cell(row.pass1, "not run"), cell(row.fast1, "not timed"),
+    t.add({"run " + std::to_string(row.run) + (row.name.empty() ? "" : " '" + row.name + "'"), row.model,
+           row.mode.empty() ? "-" : row.mode, std::to_string(row.problems), cell(row.pass1, "not run"), cell(row.fast1, "not timed"),
            cell(row.fast2, "not timed"), cell(row.compiles1, "-"), store::format_cost(row.cost_usd)});
   w.table(t);
 }

@@ -226,8 +226,8 @@ std::string stacked_bars(const Chart& c, const std::vector<std::string>& rows, c
     f.body += "<text x=\"" + num(x + bar_w / 2) + "\" y=\"" + num(f.bottom + 16) +
               "\" class=\"tick\" text-anchor=\"middle\">" + escape(rows[r]) + "</text>\n";
   }
-  // The legend at the right, every segment given named (with its colour), zero in some rows
-  // or not.
+  // The legend at the right: every segment passed in, with its colour (the caller passes
+  // only those that occur).
   double y = f.bottom - kPlotHeight + 8;
   const double lx = f.width - kRight - 140;
   for (size_t s = 0; s < segments.size(); ++s, y += 16) {

@@ -19,6 +19,12 @@ std::vector<RunRecord> Store::runs_of_kind(const std::string& kind) {
   return out;
 }
 
+std::optional<RunRecord> Store::run_named(const std::string& kind, const std::string& name) {
+  for (RunRecord& r : runs_of_kind(kind))
+    if (r.name() == name) return std::move(r);
+  return std::nullopt;
+}
+
 RunRecord Store::reopen_run(int64_t run_id) {
   {
     std::lock_guard lock(*mutex_);

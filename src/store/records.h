@@ -40,6 +40,9 @@ struct RunRecord {
   int64_t tokens_in = 0, tokens_out = 0, tokens_cached = 0, tokens_reasoning = 0;
   std::optional<double> cost_usd = 0.0;  // sums over the run's turns (record_turn); none: unknown
   std::optional<double> best_speedup;  // max over the run's correct evaluations of speedup_min
+
+  // A bench run's --name, kept in its args; "" for none.
+  std::string name() const { return args.is_object() ? args.value("name", "") : ""; }
 };
 
 struct AttemptStart {

@@ -38,12 +38,10 @@ std::string render_runs_table(const std::vector<RunRecord>& runs) {
   if (runs.empty()) return "nothing matches\n";
   std::vector<std::vector<std::string>> rows = {
       {"RUN", "WHEN (UTC)", "KIND", "MODEL", "PROBLEMS", "STATUS", "PASS@1", "COST", "NAME"}};
-  for (const RunRecord& r : runs) {
-    const std::string name = r.args.is_object() ? r.args.value("name", "") : "";
+  for (const RunRecord& r : runs)
     rows.push_back({std::to_string(r.id), short_time(r.created_at), r.kind, r.model.empty() ? "-" : r.model,
                     problems_of(r), to_string(r.status), pass_at_1(r), r.model.empty() ? "-" : format_cost(r.cost_usd),
-                    name.empty() ? "-" : name});
-  }
+                    r.name().empty() ? "-" : r.name()});
   return render_columns(rows, {true, false, false, false, false, false, true, true, false});
 }
 

@@ -50,6 +50,8 @@ class Store {
   std::optional<RunRecord> run(int64_t run_id);
   // Runs of one kind ("bench", ...), newest first (bench_queries.cc).
   std::vector<RunRecord> runs_of_kind(const std::string& kind);
+  // The run of that kind named `name` (RunRecord::name), if any (bench_queries.cc).
+  std::optional<RunRecord> run_named(const std::string& kind, const std::string& name);
   // Marks a stopped run "running" again, owned by this host and process, for a resumed
   // `mgk bench`; returns it. Unknown id: UsageError.
   RunRecord reopen_run(int64_t run_id);
