@@ -115,20 +115,18 @@ void parse_init(const Reader& r, const nlohmann::json& init, const std::string& 
   in.massive_every = every("massive_every");
   if (in.zero_every == 0 && in.tiny_every == 0 && in.massive_every == 0)
     r.fail(rf, "needs 'zero_every', 'tiny_every' or 'massive_every'");
-  if (rows.contains("tiny") != (in.tiny_every != 0))
-    r.fail(rf + ".tiny", "'tiny' (the factor of the tiny rows) goes with 'tiny_every', and only with it");
-  if (in.tiny_every) {
-    if (!rows["tiny"].is_number()) r.fail(rf + ".tiny", "expected a number in (0, 1)");
-    in.tiny = rows["tiny"].get<double>();
-    if (!(in.tiny > 0 && in.tiny < 1)) r.fail(rf + ".tiny", "expected a number in (0, 1)");
-  }
-  if (rows.contains("massive") != (in.massive_every != 0))
-    r.fail(rf + ".massive", "'massive' (the factor of the massive rows) goes with 'massive_every', and only with it");
-  if (in.massive_every) {
-    if (!rows["massive"].is_number() || !(rows["massive"].get<double>() > 1))
-      r.fail(rf + ".massive", "expected a number above 1");
-    in.massive = rows["massive"].get<double>();
-  }
+  // The factor of the rows a period scales: given with its period and only with it.
+  auto factor = [&](const std::string& key, long long period, bool (*in_range)(double), const char* range) {
+    if (rows.contains(key) != (period != 0))
+      r.fail(rf + "." + key, "'" + key + "' (the factor of the " + key + " rows) goes with '" + key +
+                                 "_every', and only with it");
+    if (!period) return 0.0;
+    if (!rows[key].is_number() || !in_range(rows[key].get<double>()))
+      r.fail(rf + "." + key, std::string("expected a number ") + range);
+    return rows[key].get<double>();
+  };
+  in.tiny = factor("tiny", in.tiny_every, [](double f) { return f > 0 && f < 1; }, "in (0, 1)");
+  in.massive = factor("massive", in.massive_every, [](double f) { return f > 1; }, "above 1");
   if (rows.contains("length")) {
     in.row_length = expr_string(r, rf + ".length", rows["length"]);
     for (const auto& n : expr::names(in.row_length))
