@@ -268,9 +268,15 @@ __global__ void attention_oracle(const double* q, const double* k, const double*
         }
       }
     }
-    // Pass 3 (inexact inputs only): the input-rounding terms, which need o.
-    double carried[kCols] = {};
-    if (inexact)
+    // Pass 3 (inexact inputs only): the input-rounding terms, which need o. v's errors are
+    // carried by the weights. q's and k's move score j by at most d_j = 2 u scale qm.km_j,
+    // and then o by at most sum_j p_j expm1(d_j) |v_j - o| / sum_j p_j e^-d_j (exact for any
+    // d: o' - o = sum_j p_j (e^delta_j - 1) (v_j - o) / sum_j p_j e^delta_j), never more than
+    // the spread of the values about o (o' is a mean of them). For small d it is the first
+    // order p_j d_j |v_j - o|; a row split between a key with massive activations, whose d
+    // is of order one, and the others is ill-conditioned, and only the spread bounds it.
+    double carried[kCols] = {}, moved[kCols] = {}, spread[kCols] = {}, kept = 0;
+    if (inexact) {
       for (int64_t j = 0; j <= g; ++j) {
         double dot = 0, qk = 0;
         for (int t = 0; t < kCols; ++t)
@@ -280,13 +286,19 @@ __global__ void attention_oracle(const double* q, const double* k, const double*
           }
         dot = reduce(dot);
         qk = reduce(qk);
-        const double p = exp(dot * sm_scale - m) / z;
+        const double p = exp(dot * sm_scale - m) / z, d = mgk::oracle::kBf16U * 2.0 * sm_scale * qk;
+        if (p > 0) kept += p * exp(-d);
         for (int t = 0; t < kCols; ++t)
           if (lane + 32 * t < D) {
             const int64_t at = key(j) + lane + 32 * t;
-            carried[t] += p * (vm[at] + fabs(v[at] - o[t]) * 2.0 * sm_scale * qk);
+            carried[t] += p * vm[at];
+            if (p > 0) moved[t] += p * expm1(d) * fabs(v[at] - o[t]);
+            spread[t] = fmax(spread[t], fabs(v[at] - o[t]));
           }
       }
+      for (int t = 0; t < kCols; ++t)
+        carried[t] += (kept > 0 ? fmin(moved[t] / kept, spread[t]) : spread[t]) / mgk::oracle::kBf16U;
+    }
     for (int t = 0; t < kCols; ++t) {
       if (lane + 32 * t >= D) continue;
       const int64_t e = row * D + lane + 32 * t;
