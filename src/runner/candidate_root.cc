@@ -1,6 +1,7 @@
 #include "runner/candidate_root.h"
 
 #include <algorithm>
+#include <fstream>
 #include <regex>
 #include <sstream>
 #include <system_error>
@@ -21,6 +22,57 @@ const char* const kSystemPaths[] = {"/usr", "/lib", "/lib64", "/lib32", "/libx32
 bool is_control_node(const std::string& name) {
   static const std::regex gpu(R"(nvidia\d+)");
   return name.rfind("nvidia", 0) == 0 && !std::regex_match(name, gpu) && name != "nvidia-caps";
+}
+
+// The libraries a candidate may not use that a dlopen found in memory would load all the
+// same: the communication libraries the task is to replace. Looked for where the loader
+// looks (the usual directories, LD_LIBRARY_PATH, /etc/ld.so.conf.d) and where Python's
+// NVIDIA wheels put them.
+bool is_masked_library(const std::string& name) {
+  return (name.rfind("libnccl", 0) == 0 || name.rfind("libnvshmem", 0) == 0) && name.find(".so") != std::string::npos;
+}
+
+std::vector<fs::path> library_dirs(const process::EnvMap& env) {
+  std::vector<fs::path> dirs = {"/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib",
+                                "/lib64", "/lib", "/usr/local/lib", "/usr/local/cuda/lib64", "/usr/local/cuda/lib",
+                                "/usr/local/cuda/targets/x86_64-linux/lib"};
+  if (auto it = env.find("LD_LIBRARY_PATH"); it != env.end()) {
+    std::stringstream ss(it->second);
+    for (std::string p; std::getline(ss, p, ':');)
+      if (!p.empty()) dirs.emplace_back(p);
+  }
+  std::error_code ec;
+  for (const auto& conf : fs::directory_iterator("/etc/ld.so.conf.d", ec)) {
+    std::ifstream in(conf.path());
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty() && line[0] == '/') dirs.emplace_back(line);
+  }
+  for (const char* site : {"/usr/local/lib", "/usr/lib"})
+    for (const auto& py : fs::directory_iterator(site, ec))
+      if (py.path().filename().string().rfind("python3", 0) == 0)
+        for (const char* pkgs : {"dist-packages", "site-packages"})
+          for (const char* lib : {"nvidia/nccl/lib", "nvidia/nvshmem/lib"}) dirs.push_back(py.path() / pkgs / lib);
+  return dirs;
+}
+
+// The masked libraries' files (the targets of their symlinks) that lie in what the root shows.
+std::vector<fs::path> masked_libraries(const process::EnvMap& env, const std::vector<fs::path>& shown) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const auto& dir : library_dirs(env))
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      if (!is_masked_library(entry.path().filename().string())) continue;
+      const fs::path file = fs::canonical(entry.path(), ec);
+      if (ec || !fs::is_regular_file(file, ec)) continue;
+      const bool visible = std::any_of(shown.begin(), shown.end(), [&](const fs::path& root) {
+        const auto rel = file.lexically_relative(root);
+        return !fs::is_symlink(root, ec) && !rel.empty() && *rel.begin() != "..";
+      });
+      if (visible) out.push_back(file);
+    }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 }  // namespace
@@ -51,6 +103,7 @@ SandboxLayout candidate_layout(const fs::path& scratch, const process::EnvMap& e
     if (!inside) kept.push_back(p);
   }
   layout.read_only = std::move(kept);
+  layout.masked = masked_libraries(env, layout.read_only);
 
   for (const char* d : {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"})
     if (fs::exists(d, ec)) layout.devices.emplace_back(d);

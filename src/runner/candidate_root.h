@@ -3,7 +3,8 @@
 // directories on LD_LIBRARY_PATH, the paths it is given (its built library's directory, the
 // runner binary itself), the null devices, the driver's control nodes and the device nodes
 // of the GPUs it may use. Nothing else of the host: not the project tree, not $HOME, not
-// other users' files, not the store or the compile cache.
+// other users' files, not the store or the compile cache. The communication libraries it may
+// not use (NCCL, NVSHMEM) lie there, so they are masked: opening them fails.
 #pragma once
 #include <filesystem>
 #include <vector>

@@ -106,6 +106,7 @@ std::vector<std::string> bubblewrap_prefix(const std::string& bwrap, const Sandb
       if (fs::is_symlink(p, ec)) a.insert(a.end(), {"--symlink", fs::read_symlink(p, ec).string(), p.string()});
       else a.insert(a.end(), {"--ro-bind", p.string(), p.string()});
     }
+    for (const auto& m : layout.masked) a.insert(a.end(), {"--ro-bind", "/dev/null", m.string()});
     const std::string dir = layout.writable_dir.string();
     a.insert(a.end(), {"--bind", dir, dir, "--chdir", dir, "--"});
     return a;
@@ -133,6 +134,7 @@ Sandbox::Sandbox(const IsolationStatus& how, const SandboxLayout& layout) : kind
     ns.drop_capabilities = layout.drop_capabilities;
     ns.minimal_root = layout.minimal_root;
     for (const auto& d : layout.devices) ns.devices.push_back(d.string());
+    for (const auto& m : layout.masked) ns.masked.push_back(m.string());
     namespaces_ = std::make_unique<NamespaceSandbox>(std::move(ns));
   }
 }

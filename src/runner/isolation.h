@@ -56,6 +56,9 @@ struct SandboxLayout {
   // executed (bubblewrap cannot mount noexec; the system-call filter holds there).
   bool minimal_root = false;
   std::vector<std::filesystem::path> devices;  // minimal_root: the device nodes it sees
+  // minimal_root: files under `read_only` it must not open (each covered by /dev/null on a
+  // nodev mount, so an open fails): the libraries a candidate may not use.
+  std::vector<std::filesystem::path> masked;
   // No capabilities at all, even as root: with them, a process could read the memory of
   // anything in its sandbox, remount, or leave its namespaces. A nested sandbox (mgk eval
   // inside a shell-mode command) then needs user namespaces; where they are not allowed it

@@ -87,7 +87,7 @@ struct NamespaceSandbox::Plan {
   // minimal_root: the new root is built on a tmpfs at kNewRoot, step by step, in order
   // (parents first), then pivoted to. Targets are full paths under kNewRoot.
   struct Step {
-    enum Kind { kBindDir, kBindFile, kSymlink, kTmpfs, kProc } kind;
+    enum Kind { kBindDir, kBindFile, kMask, kSymlink, kTmpfs, kProc } kind;
     std::string source;  // binds: the host path (opened before anything covers it); symlinks: the link's text
     std::string target;
     unsigned long attr_set = 0;  // MOUNT_ATTR_* for binds; mount flags for tmpfs and proc
@@ -198,7 +198,7 @@ void build_minimal_root(const NamespaceSandbox::Plan& p) {
   int fds[kMaxBinds];
   size_t opened = 0;
   for (const auto& st : p.steps) {
-    if (st.kind != Step::kBindDir && st.kind != Step::kBindFile) continue;
+    if (st.kind != Step::kBindDir && st.kind != Step::kBindFile && st.kind != Step::kMask) continue;
     if (opened == kMaxBinds) die("too many paths to bind");
     fds[opened] = ::open(st.source.c_str(), O_PATH | O_CLOEXEC | (st.kind == Step::kBindDir ? O_DIRECTORY : 0));
     if (fds[opened] < 0) die("open", st.source.c_str());
@@ -210,10 +210,11 @@ void build_minimal_root(const NamespaceSandbox::Plan& p) {
     const char* t = st.target.c_str();
     switch (st.kind) {
       case Step::kBindDir:
-      case Step::kBindFile: {
+      case Step::kBindFile:
+      case Step::kMask: {  // a mask covers a file a bind above made: nothing to create
         if (st.kind == Step::kBindDir) {
           make_dirs(st.target);
-        } else {
+        } else if (st.kind == Step::kBindFile) {
           make_parent_dirs(st.target);
           int f = ::open(t, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
           if (f < 0) die("create", t);
@@ -373,6 +374,7 @@ void plan_minimal_root(NamespaceSandbox::Plan& p, const NamespaceLayout& layout)
     if (fs::is_symlink(path, ec)) p.steps.push_back({Step::kSymlink, fs::read_symlink(path, ec).string(), root + r});
     else p.steps.push_back({fs::is_directory(path, ec) ? Step::kBindDir : Step::kBindFile, r, root + r, kReadOnly});
   }
+  for (const auto& m : layout.masked) p.steps.push_back({Step::kMask, "/dev/null", root + m, kReadOnly});
   p.steps.push_back({Step::kBindDir, layout.writable_dir, root + layout.writable_dir, kScratch});
 }
 

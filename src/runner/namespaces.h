@@ -24,6 +24,7 @@ struct NamespaceLayout {
   // candidate process's (SandboxLayout::minimal_root). `hidden` is then unused.
   bool minimal_root = false;
   std::vector<std::string> devices;
+  std::vector<std::string> masked;  // minimal_root: files under read_only covered by /dev/null (nodev)
 };
 
 // Everything the child needs, computed in the parent (the child must not allocate).

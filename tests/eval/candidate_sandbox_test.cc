@@ -122,6 +122,7 @@ TEST_P(CandidateSandbox, CannotReadTheKeyWriteOutsideOrReachTheNetwork) {
   EXPECT_EQ(line_of(log, "read the file planted beside its directory"), "unreadable") << log;
   EXPECT_EQ(line_of(log, "read the project's tree"), "unreadable") << log;
   EXPECT_EQ(line_of(log, "read /etc/passwd"), "unreadable") << log;
+  EXPECT_EQ(line_of(log, "read NCCL's library"), "unreadable") << log;
   EXPECT_EQ(line_of(log, "connect to the parent's loopback").rfind("failed", 0), 0u) << log;
   EXPECT_EQ(line_of(log, "connect to 1.1.1.1:443").rfind("failed", 0), 0u) << log;
   EXPECT_FALSE(listener.someone_connected());

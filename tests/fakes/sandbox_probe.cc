@@ -5,7 +5,7 @@
 // The port of the listener is the part of its name after "probe-". It also tries to write
 // next to its program and beside its working directory (the evaluation's directory), and
 // says what it can see of the host: the root's entries, the device nodes, a file planted
-// beside its directory, the project's own tree and /etc/passwd.
+// beside its directory, the project's own tree, /etc/passwd and NCCL's library.
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -107,6 +107,9 @@ int main(int argc, char** argv) {
   report("read the file planted beside its directory", readable("../planted.txt"));
   report("read the project's tree", readable(MGK_TESTS_DIR "/CMakeLists.txt"));
   report("read /etc/passwd", readable("/etc/passwd"));
+  // The library the build linked NCCL from (a symlink at times, followed): the root shows the
+  // system's libraries, but not the communication library a candidate may not use.
+  report("read NCCL's library", readable(MGK_NCCL_LIBRARY));
   report("connect to the parent's loopback", try_connect(INADDR_LOOPBACK, port));
   report("connect to 1.1.1.1:443", try_connect(0x01010101, 443));
   std::fflush(stdout);

@@ -145,6 +145,14 @@ TEST_F(OneRankTimed, NothingOutsideItsScratchCanBeRead) {
   expect_verdict(r, "correct");
 }
 
+// NCCL loaded with libc's dlopen found in memory: the root masks it, so the attack's kernel
+// stays the honest one (had NCCL loaded, its outputs would be zeros).
+TEST_F(OneRankTimed, NcclCannotBeLoadedAtRunTime) {
+  auto r = eval(attack("loads_nccl"), "tiny");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  expect_verdict(r, "correct");
+}
+
 TEST_F(OneRankTimed, GarbageOnItsSocketIsTheCandidatesOwnFailure) {
   auto r = eval(attack("garbage_on_socket"), "tiny");
   EXPECT_EQ(r.exit_code, 1) << r.output;
