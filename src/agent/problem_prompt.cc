@@ -212,6 +212,7 @@ InitialPrompt build_initial_prompt(const PromptLibrary& prompts, const PromptInp
                  {"tradeoffs", chomp(prompts.render("tradeoffs", {}))},
                  {"tuning_markers", chomp(prompts.render("tuning_markers", {}))},
                  {"build", build_section(prompts, in.topology.arch)},
+                 {"judging", judging_section(prompts)},
                  {"max_turns", std::to_string(in.max_turns)},
                  {"step_limit", std::to_string(in.max_turns)},
                  {"command_timeout", number(in.command_timeout_s)},

@@ -75,6 +75,23 @@ TEST_F(RulesPrompt, ThePromptShowsTheBuildAsTheCompilerRunsIt) {
   EXPECT_EQ(system.find(root_dir().string()), std::string::npos) << "a host path in the system prompt";
 }
 
+// How a preset is judged, with the evaluator's own numbers, in both system prompts: the
+// trials, the back-to-back calls and their two input buffers, the hang timeout, the credit.
+TEST_F(RulesPrompt, BothSystemPromptsSayHowAPresetIsJudgedWithTheEvaluatorsNumbers) {
+  const eval::EvalOptions defaults;
+  for (Mode mode : {Mode::kRefine, Mode::kShell}) {
+    const std::string system = opening(mode).system;
+    EXPECT_NE(system.find("- " + std::to_string(defaults.trials) + " trials, each on fresh random inputs"),
+              std::string::npos)
+        << system;
+    EXPECT_NE(system.find("Then " + std::to_string(defaults.back_to_back) + " calls in a row"), std::string::npos);
+    EXPECT_NE(system.find("alternate between two buffers"), std::string::npos);
+    EXPECT_NE(system.find("within " + std::to_string(int(defaults.timeout_seconds)) + " s is a"), std::string::npos);
+    EXPECT_NE(system.find("under the timing floor"), std::string::npos);
+    EXPECT_EQ(system.find("## Rules"), system.rfind("## Rules")) << "the rules twice";
+  }
+}
+
 // Each class is given by a check for some input: the prompt names no rule the evaluator
 // does not enforce. (The hidden-code class is the executable-code check's; compile_test's
 // AHostSyscallInstructionIsRefused asserts its id on a real build.)
