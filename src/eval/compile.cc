@@ -306,7 +306,8 @@ CompileResult compile(const CompileRequest& req) {
     return r;
   };
   // The fast path: the same bytes, built before and checked, with every header it read unchanged.
-  if (auto build_key = cache.find(pre_key, kernel_dir)) return hit(*build_key);
+  if (!req.checks_only)
+    if (auto build_key = cache.find(pre_key, kernel_dir)) return hit(*build_key);
 
   // The exact bytes read above are what nvcc sees: a copy under one name, in a folder that
   // depends only on the bytes, compiled from there (so nvcc's messages name kStagedName).
@@ -318,10 +319,16 @@ CompileResult compile(const CompileRequest& req) {
   // The build starts at once, beside the preprocessor (a tenth of a build): what the
   // preprocessed source says (a refusal, a library built before) decides whether it is wanted.
   const fs::path built = work.path / "kernel.so";
-  std::vector<std::string> argv = {nvcc_path(), "--keep", "--keep-dir", work.path.string()};
-  argv.insert(argv.end(), nvcc_args.begin(), nvcc_args.end());
-  argv.insert(argv.end(), {"-o", built.string(), kStagedName});
-  argv.insert(argv.end(), libs.begin(), libs.end());
+  std::vector<std::string> argv = {nvcc_path()};
+  if (req.checks_only) {
+    argv.insert(argv.end(), nvcc_args.begin(), nvcc_args.end());
+    argv.insert(argv.end(), {"--ptx", "-o", (work.path / "kernel.ptx").string(), kStagedName});
+  } else {
+    argv.insert(argv.end(), {"--keep", "--keep-dir", work.path.string()});
+    argv.insert(argv.end(), nvcc_args.begin(), nvcc_args.end());
+    argv.insert(argv.end(), {"-o", built.string(), kStagedName});
+    argv.insert(argv.end(), libs.begin(), libs.end());
+  }
   std::atomic<bool> unwanted{false};
   auto build = std::async(std::launch::async, [&] { return run_nvcc(argv, staged_dir, &unwanted); });
   struct Unwanted {  // destroyed before `build`, whose destructor waits: never wait on a build nobody wants
@@ -355,8 +362,8 @@ CompileResult compile(const CompileRequest& req) {
   common(key);
   key.update("\npreprocessed:\n").update(preprocessed);
   r.build_key = key.hex();
-  r.library = cache.library(r.build_key);
-  if (fs::exists(r.library)) {
+  r.library = req.checks_only ? fs::path() : cache.library(r.build_key);
+  if (!req.checks_only && fs::exists(r.library)) {
     cache.link(pre_key, r.build_key);  // the next time, found without nvcc
     return hit(r.build_key);
   }
@@ -381,6 +388,10 @@ CompileResult compile(const CompileRequest& req) {
   auto ptx = check_ptx(read_ptx(work.path), shown_file + " (generated PTX)");
   r.phases.ptx_check = seconds_since(phase_start);
   if (ptx) return refuse(ptx->describe(), ptx->rule);
+  if (req.checks_only) {
+    r.ok = true;
+    return r;
+  }
   phase_start = std::chrono::steady_clock::now();
   if (auto no = library_refusal(built, r.source, shown_file, req.is_reference)) return refuse(no->why, no->rule);
   r.phases.library_checks = seconds_since(phase_start);

@@ -42,6 +42,11 @@ struct CompileRequest {
   // How nvcc's messages and the refusals name the kernel; empty: `source` as given. The
   // agent gives a name without folders: no host path reaches the model.
   std::string shown_as;
+  // The source and PTX checks only: nvcc stops at PTX (no host compile, ptxas or link), so
+  // no library is built, the library's checks (imports, host code) do not run and nothing is
+  // cached. For judging many near-copies of files built in full elsewhere (the mutants of a
+  // plain candidate), at half a build's time.
+  bool checks_only = false;
 };
 
 // Throws UsageError when the file is missing or a directory, Interrupted on Ctrl-C (nvcc

@@ -252,6 +252,27 @@ MGK_EXPORT int mgk_run(mgk_ctx*, const mgk_tensor*, int, const mgk_tensor* out, 
   EXPECT_FALSE(r.ok);
   EXPECT_NE(r.refusal.find("generated PTX"), std::string::npos) << r.refusal;
   EXPECT_NE(r.refusal.find("multimem.ld_reduce"), std::string::npos) << r.refusal;
+  // The checks alone (the mutants' test) see it too, and build nothing.
+  CompileRequest checks{src, {}, {}, {}, "sm_90a", false};
+  checks.checks_only = true;
+  CompileResult c = compile(checks);
+  EXPECT_FALSE(c.ok);
+  EXPECT_NE(c.refusal.find("multimem.ld_reduce"), std::string::npos) << c.refusal;
+}
+
+TEST_F(CompileTest, TheChecksAloneBuildNoLibraryAndCacheNothing) {
+  auto src = write("good.cu", std::string(kGood));
+  CompileRequest checks{src, {}, {"VALUE=1.0f"}, {}, "sm_90a", false};
+  checks.checks_only = true;
+  CompileResult c = compile(checks);
+  ASSERT_TRUE(c.ok) << c.log << c.refusal;
+  EXPECT_TRUE(c.library.empty());
+  EXPECT_FALSE(c.cached);
+  checks.checks_only = false;
+  CompileResult full = compile(checks);
+  ASSERT_TRUE(full.ok) << full.log;
+  EXPECT_FALSE(full.cached) << "the checks alone left something in the cache";
+  EXPECT_TRUE(std::filesystem::exists(full.library));
 }
 
 TEST_F(CompileTest, AHostSyscallInstructionIsRefused) {

@@ -1,6 +1,8 @@
 // Real nvcc, no GPU: every mutant of the suite (tests/gpu/mutants/, tests/gpu/suite.h's
-// mutants()) compiles with mgk's own eval::compile as a candidate and passes every candidate
-// check (preprocessed source, PTX, imports). A mutant refused at compile time would be caught
+// mutants()) compiles with mgk's own eval::compile as a candidate, to PTX (checks_only: the
+// plain candidate each is one edit away from is built in full, its imports and host code
+// checked, by suite_compile_test; the edit's calls are in the source the source check
+// reads), and passes the preprocessed source's and the PTX's checks. A mutant refused at compile time would be caught
 // by the policy, not by the oracle, and the GPU test (tests/gpu/mutants_gpu_test.cc) would
 // prove nothing about the checks. One test per category, one file at a time, as in
 // suite_compile_test.cc.
@@ -44,7 +46,9 @@ TEST_P(MutantCompile, EveryMutantPassesTheCandidateChecks) {
     if (!in_category(name, GetParam())) continue;
     const problems::Spec spec = problems::load(name);
     for (const fs::path& mutant : test::mutants(name)) {
-      CompileResult r = compile({mutant, spec.dir, {}, {}, "sm_90a", false});
+      CompileRequest req{mutant, spec.dir, {}, {}, "sm_90a", false};
+      req.checks_only = true;  // the plain candidate it is a copy of is built in full (suite_compile_test)
+      CompileResult r = compile(req);
       EXPECT_TRUE(r.ok) << name << ": " << mutant.string() << ": " << r.refusal << "\n" << r.log;
       ++compiled;
     }
