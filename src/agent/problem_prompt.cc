@@ -19,19 +19,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string number(double v) {
-  char buf[64];
-  if (v == static_cast<double>(static_cast<long long>(v)) && v > -1e18 && v < 1e18)
-    std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
-  else
-    std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
-
 
 std::string init_text(const problems::InputInit& init) {
-  std::string out = init.dist + "(" + (init.a_expr.empty() ? number(init.a) : init.a_expr) + ", " +
-                    (init.b_expr.empty() ? number(init.b) : init.b_expr) + ")";
+  std::string out = init.dist + "(" + (init.a_expr.empty() ? plain_number(init.a) : init.a_expr) + ", " +
+                    (init.b_expr.empty() ? plain_number(init.b) : init.b_expr) + ")";
   // The special rows (rows of row_length elements, the same on every rank, their place
   // drawn afresh every call).
   auto nth = [](long long k) {
@@ -40,9 +31,9 @@ std::string init_text(const problems::InputInit& init) {
   };
   if (init.zero_every) out += "; every " + nth(init.zero_every) + " row (of " + init.row_length + ") all zero";
   if (init.tiny_every)
-    out += "; every " + nth(init.tiny_every) + " row (of " + init.row_length + ") times " + number(init.tiny);
+    out += "; every " + nth(init.tiny_every) + " row (of " + init.row_length + ") times " + plain_number(init.tiny);
   if (init.massive_every)
-    out += "; every " + nth(init.massive_every) + " row (of " + init.row_length + ") times " + number(init.massive);
+    out += "; every " + nth(init.massive_every) + " row (of " + init.row_length + ") times " + plain_number(init.massive);
   if (init.zero_every || init.tiny_every || init.massive_every)
     out += " (the same rows on every rank, drawn afresh each call)";
   return out;
@@ -77,7 +68,7 @@ std::string sizes_list(const problems::Spec& spec, int world_size) {
     expr::Vars dims = problems::size_dims(spec, name, world_size);
     std::string d;
     for (const auto& [k, v] : dims)
-      if (k != "W") d += (d.empty() ? "" : ", ") + k + " = " + number(v);
+      if (k != "W") d += (d.empty() ? "" : ", ") + k + " = " + plain_number(v);
     out += "- " + name + ": " + d + "\n";
   }
   return out;
@@ -92,8 +83,8 @@ std::string tolerance_text(const PromptLibrary& prompts, const problems::Spec& s
                    {"rounding", t.kind == problems::ToleranceKind::kRounding ? "1" : ""},
                    {"allclose", t.kind == problems::ToleranceKind::kAllclose ? "1" : ""},
                    {"factor", t.factor},
-                   {"atol", number(t.atol)},
-                   {"rtol", number(t.rtol)}};
+                   {"atol", plain_number(t.atol)},
+                   {"rtol", plain_number(t.rtol)}};
     out += prompts.render("parts/tolerance", v);
   }
   return out;
@@ -215,7 +206,7 @@ InitialPrompt build_initial_prompt(const PromptLibrary& prompts, const PromptInp
                  {"judging", judging_section(prompts)},
                  {"max_turns", std::to_string(in.max_turns)},
                  {"step_limit", std::to_string(in.max_turns)},
-                 {"command_timeout", number(in.command_timeout_s)},
+                 {"command_timeout", plain_number(in.command_timeout_s)},
                  {"eval_command", in.eval_command},
                  {"tune_command", in.tune_command},
                  {"problem_dir", in.problem_dir},

@@ -39,15 +39,9 @@ std::string build_section(const PromptLibrary& prompts, const std::string& arch)
 
 std::string judging_section(const PromptLibrary& prompts) {
   const eval::EvalOptions defaults;
-  auto number = [](double v) {
-    std::string s = std::to_string(v);
-    s.erase(s.find_last_not_of('0') + 1);
-    if (!s.empty() && s.back() == '.') s.pop_back();
-    return s;
-  };
   return chomp(prompts.render("parts/judging", {{"trials", std::to_string(defaults.trials)},
                                                 {"back_to_back", std::to_string(defaults.back_to_back)},
-                                                {"timeout_seconds", number(defaults.timeout_seconds)}}));
+                                                {"timeout_seconds", plain_number(defaults.timeout_seconds)}}));
 }
 
 }  // namespace mgk::agent

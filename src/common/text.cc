@@ -1,5 +1,7 @@
 #include "common/text.h"
 
+#include <cstdio>
+
 namespace mgk {
 
 std::string cut_marker(size_t cut_chars) {
@@ -67,6 +69,15 @@ std::string to_valid_utf8(std::string_view bytes) {
 std::string chomp(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
   return s;
+}
+
+std::string plain_number(double v) {
+  char buf[64];
+  if (v == static_cast<double>(static_cast<long long>(v)) && v > -1e18 && v < 1e18)
+    std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
+  else
+    std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
 }
 
 }  // namespace mgk

@@ -23,6 +23,10 @@ std::string cut_middle(std::string_view text, size_t limit = kOutputLimit, size_
 // into a template without them, and the template owns the layout around it.
 std::string chomp(std::string s);
 
+// A number as a person writes it: an integral value without a decimal point ("20"), else
+// the shortest %g form ("0.5").
+std::string plain_number(double v);
+
 // Replaces every byte that is not part of a well-formed UTF-8 sequence with U+FFFD.
 std::string to_valid_utf8(std::string_view bytes);
 
