@@ -41,8 +41,11 @@ class BenchCli : public ::testing::Test {
   std::filesystem::path db(const std::string& name) { return dir_.path() / (name + ".db"); }
 
   static std::vector<std::string> suite_args(std::vector<std::string> extra = {}) {
+    // The attempt's cost limit well above its worst case (the second call's, estimated from the
+    // whole conversation at the test's price, is near the default $3): two turns, always.
     std::vector<std::string> a = {"bench", "--model", "openai:gpt-test", "--problems", "collectives/*",
-                                  "--samples", "2", "--turns", "2", "--jobs", "3", "--compile-only"};
+                                  "--samples", "2", "--turns", "2", "--jobs", "3", "--compile-only",
+                                  "--attempt-max-cost", "10"};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   }
