@@ -24,6 +24,25 @@ bool is_control_node(const std::string& name) {
   return name.rfind("nvidia", 0) == 0 && !std::regex_match(name, gpu) && name != "nvidia-caps";
 }
 
+// The entries of LD_LIBRARY_PATH, as written (empty ones left out).
+std::vector<fs::path> ld_library_path(const process::EnvMap& env) {
+  std::vector<fs::path> dirs;
+  if (auto it = env.find("LD_LIBRARY_PATH"); it != env.end()) {
+    std::stringstream ss(it->second);
+    for (std::string p; std::getline(ss, p, ':');)
+      if (!p.empty()) dirs.emplace_back(p);
+  }
+  return dirs;
+}
+
+// Whether `path` lies under the directory `dir` binds (a symlink is made again as a link,
+// so nothing lies under it).
+bool lies_inside(const fs::path& path, const fs::path& dir) {
+  std::error_code ec;
+  const auto rel = path.lexically_relative(dir);
+  return !fs::is_symlink(dir, ec) && !rel.empty() && *rel.begin() != "..";
+}
+
 // The libraries a candidate may not use that a dlopen found in memory would load all the
 // same: the communication libraries the task is to replace. Looked for where the loader
 // looks (the usual directories, LD_LIBRARY_PATH, /etc/ld.so.conf.d) and where Python's
@@ -36,11 +55,7 @@ std::vector<fs::path> library_dirs(const process::EnvMap& env) {
   std::vector<fs::path> dirs = {"/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib",
                                 "/lib64", "/lib", "/usr/local/lib", "/usr/local/cuda/lib64", "/usr/local/cuda/lib",
                                 "/usr/local/cuda/targets/x86_64-linux/lib"};
-  if (auto it = env.find("LD_LIBRARY_PATH"); it != env.end()) {
-    std::stringstream ss(it->second);
-    for (std::string p; std::getline(ss, p, ':');)
-      if (!p.empty()) dirs.emplace_back(p);
-  }
+  for (auto& p : ld_library_path(env)) dirs.push_back(std::move(p));
   std::error_code ec;
   for (const auto& conf : fs::directory_iterator("/etc/ld.so.conf.d", ec)) {
     std::ifstream in(conf.path());
@@ -64,11 +79,8 @@ std::vector<fs::path> masked_libraries(const process::EnvMap& env, const std::ve
       if (!is_masked_library(entry.path().filename().string())) continue;
       const fs::path file = fs::canonical(entry.path(), ec);
       if (ec || !fs::is_regular_file(file, ec)) continue;
-      const bool visible = std::any_of(shown.begin(), shown.end(), [&](const fs::path& root) {
-        const auto rel = file.lexically_relative(root);
-        return !fs::is_symlink(root, ec) && !rel.empty() && *rel.begin() != "..";
-      });
-      if (visible) out.push_back(file);
+      if (std::any_of(shown.begin(), shown.end(), [&](const fs::path& dir) { return lies_inside(file, dir); }))
+        out.push_back(file);
     }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
@@ -85,22 +97,15 @@ SandboxLayout candidate_layout(const fs::path& scratch, const process::EnvMap& e
   std::error_code ec;
   for (const char* p : kSystemPaths)
     if (fs::exists(fs::symlink_status(p, ec))) layout.read_only.emplace_back(p);
-  if (auto it = env.find("LD_LIBRARY_PATH"); it != env.end()) {
-    std::stringstream ss(it->second);
-    for (std::string p; std::getline(ss, p, ':');)
-      if (!p.empty() && fs::path(p).is_absolute() && fs::is_directory(p, ec)) reads.push_back(fs::canonical(p, ec));
-  }
+  for (const auto& p : ld_library_path(env))
+    if (p.is_absolute() && fs::is_directory(p, ec)) reads.push_back(fs::canonical(p, ec));
   for (auto& r : reads)
     if (fs::exists(r, ec)) layout.read_only.push_back(fs::canonical(r, ec));
   // Parents before what lies inside them, and nothing that a directory bound already holds.
   std::sort(layout.read_only.begin(), layout.read_only.end());
   std::vector<fs::path> kept;
   for (const auto& p : layout.read_only) {
-    const bool inside = std::any_of(kept.begin(), kept.end(), [&](const fs::path& k) {
-      const auto rel = p.lexically_relative(k);
-      return !fs::is_symlink(k, ec) && !rel.empty() && *rel.begin() != "..";
-    });
-    if (!inside) kept.push_back(p);
+    if (std::none_of(kept.begin(), kept.end(), [&](const fs::path& k) { return lies_inside(p, k); })) kept.push_back(p);
   }
   layout.read_only = std::move(kept);
   layout.masked = masked_libraries(env, layout.read_only);

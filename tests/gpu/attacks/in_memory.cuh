@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "../candidates/simple_common.cuh"
 #include "mgk/solution.h"
 
 namespace inmem {
@@ -225,5 +226,18 @@ inline const char* hook_got(const Loaded& obj, const char* name, void* hook, voi
 
 // Every attack says what it did on stderr (the candidate's log), so a test can tell.
 #define ATTACK_SAY(...) (std::fprintf(stderr, "attack: " __VA_ARGS__), std::fputc('\n', stderr), std::fflush(stderr))
+
+// mgk_run of an attack that must fail visibly if it gets through: the plain all-reduce, or
+// zeros once `got_through` (a defense that did not hold shows as a wrong answer).
+inline int all_reduce_or_zeros(mgk_ctx* ctx, const mgk_tensor* in, const mgk_tensor* out, cudaStream_t s,
+                               bool got_through) {
+  if (got_through) {
+    MGK_CUDA_TRY(ctx, cudaMemsetAsync(out[0].data, 0, mgk::nbytes(out[0]), s));
+    return 0;
+  }
+  MGK_CUDA_TRY(ctx, simple::barrier(ctx, s));
+  MGK_CUDA_TRY(ctx, simple::sum(out[0].dtype, in[0].peers, ctx->world_size, 0, out[0].data, out[0].numel, s));
+  return 0;
+}
 
 }  // namespace inmem
