@@ -7,7 +7,9 @@
 // checker, no reference and no NCCL (it does not even link them), and every call it is
 // asked for looks the same whether it will be checked or not.
 //
-// Once its CUDA context exists it runs under its system-call filter (syscall_filter.h).
+// It writes files beneath its scratch and /dev only, from its first instruction on
+// (write_guard.h: not its own memory through /proc/self/mem either), and once its CUDA
+// context exists it runs under its system-call filter (syscall_filter.h).
 // Nothing it measures is trusted alone: the model's code shares this process and can rewrite
 // any of it, so the harness bounds every timed call by its own clock (harness/outside_clock.h).
 #include <cuda_runtime.h>
@@ -27,6 +29,7 @@
 #include "solution.h"
 #include "syscall_filter.h"
 #include "vmm.h"
+#include "write_guard.h"
 #include "wire/protocol.h"
 
 namespace wire = mgk::wire;
@@ -41,7 +44,8 @@ class CandidateProcess : public mgk::sandbox::SolutionHost {
  public:
   // `visible_device` >= 0: the launcher showed this process its GPU alone, as this ordinal,
   // whatever the harness calls it.
-  CandidateProcess(int fd, int visible_device) : channel_(fd), visible_device_(visible_device) {}
+  CandidateProcess(int fd, int visible_device, std::string write_guard)
+      : channel_(fd), visible_device_(visible_device), write_guard_(std::move(write_guard)) {}
 
   int serve() {
     for (;;) {
@@ -102,6 +106,7 @@ class CandidateProcess : public mgk::sandbox::SolutionHost {
     if (cudaGetDeviceCount(&devices_) != cudaSuccess) devices_ = 1;
     r.gpu = prop.name;
     r.sms = prop.multiProcessorCount;
+    r.write_guard = write_guard_;
     mgk::sandbox::install_syscall_filter();
     return true;
   }
@@ -244,6 +249,7 @@ class CandidateProcess : public mgk::sandbox::SolutionHost {
 
   wire::Channel channel_;
   int visible_device_ = -1;
+  std::string write_guard_;
   int rank_ = 0, world_ = 1, device_ = 0, devices_ = 1, num_sms_ = 0;
   size_t l2_bytes_ = 0;
   std::unique_ptr<mgk::sandbox::CallSite> probe_site_;
@@ -272,8 +278,11 @@ int main(int argc, char** argv) {
                  "to be run by hand)\n");
     return 64;
   }
+  // Before anything starts a thread: the guard binds this thread and what it starts later.
+  const mgk::sandbox::WriteGuard guard = mgk::sandbox::restrict_writes(mgk::sandbox::candidate_writable_dirs());
+  if (!guard.enforced) std::fprintf(stderr, "mgk-candidate: write guard %s\n", guard.description.c_str());
   try {
-    return CandidateProcess(fd, visible_device).serve();
+    return CandidateProcess(fd, visible_device, guard.description).serve();
   } catch (const mgk::wire::ClosedError&) {
     return 0;  // the harness went away
   } catch (const std::exception& e) {

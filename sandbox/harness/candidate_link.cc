@@ -74,9 +74,9 @@ void CandidateLink::serve(const wire::Request& r) {
   wire::send(channel_, resp, fds);
 }
 
-void CandidateLink::init(int device, int rank, int world, bool timed) {
+std::string CandidateLink::init(int device, int rank, int world, bool timed) {
   if (timed) channel_.set_spin(wire::cand::kTimedSpin);
-  command(wire::cand::Init{device, rank, world, timed});
+  return command(wire::cand::Init{device, rank, world, timed}).write_guard;
 }
 
 void CandidateLink::measure_overhead(int warmup, int probes) {

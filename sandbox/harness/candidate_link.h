@@ -27,7 +27,8 @@ class CandidateLink {
 
   // `timed`: both ends then wait for each other without sleeping (wire::cand::kTimedSpin),
   // so that the outside clock measures the call, not how long a sleeping process takes to wake.
-  void init(int device, int rank, int world, bool timed);
+  // Returns where the candidate process may write files, as it says (its write guard).
+  std::string init(int device, int rank, int world, bool timed);
   // Before load: `probes` probe calls through the very path a timed call takes (after
   // `warmup` more), collective over the group; what they cost beyond their own time is the
   // overhead the outside clock subtracts (outside_clock.h).

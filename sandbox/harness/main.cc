@@ -103,7 +103,7 @@ class Rank {
     if (candidate_fd_ >= 0) {
       link_ = std::make_unique<CandidateLink>(candidate_fd_, broker_, *pool_);
       candidate_fd_ = -1;
-      link_->init(info_.device, info_.rank, info_.world, timed_);
+      r.write_guard = link_->init(info_.device, info_.rank, info_.world, timed_);
     }
     r.gpu = prop.name;
     r.sms = prop.multiProcessorCount;

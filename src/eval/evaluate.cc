@@ -275,12 +275,18 @@ void run_group(const GroupInputs& in, const std::vector<int>& gpus, const std::v
   progress("starting " + std::to_string(gpus.size()) + " ranks");
   RankGroup group(gs);
   res.isolation = gs.candidate ? runner::to_string(group.candidate_isolation()) : "";
+  std::vector<wire::Reply> inits;
   if (shared) {  // NCCL refuses two ranks on one GPU, and the reference is not run
-    group.command({wire::Init{}}, "init (CUDA context)", std::max(timeout, 120.0));
+    inits = group.command({wire::Init{}}, "init (CUDA context)", std::max(timeout, 120.0));
   } else {
     wire::Reply id = group.command_one(0, wire::NcclId{}, "NCCL id", 60);
-    group.command({wire::Init{id.nccl_id, timed}}, "init (CUDA context, NCCL communicator)", std::max(timeout, 120.0));
+    inits = group.command({wire::Init{id.nccl_id, timed}}, "init (CUDA context, NCCL communicator)",
+                          std::max(timeout, 120.0));
   }
+  // One guard for all ranks as a rule (one kernel, one binary); a rank whose guard failed is
+  // the one to report.
+  for (const auto& r : inits)
+    if (res.write_guard.empty() || r.write_guard.rfind("not enforced", 0) == 0) res.write_guard = r.write_guard;
   code_ran = true;  // loading runs its static initialisers
   for (const auto& r : group.command({wire::Load{in.ref_lib.string(), in.cand_lib.string(), o.kernel_is_reference}},
                                      "loading the kernels", std::max(timeout, 60.0))) {

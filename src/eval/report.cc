@@ -53,7 +53,8 @@ std::string format_report(const EvalResult& r, const std::string& gpu_model) {
   for (int g : r.gpus) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
   out << r.problem << ", " << r.world_size << " ranks"
       << (gpus.empty() ? " (not run on a GPU)" : " on " + gpu_model + " (GPUs " + gpus + ")") << ", kernel " << r.kernel_hash.substr(0, 12) << (r.compile_cached ? " (compile cached)" : "")
-      << (r.isolation.empty() ? "" : ", candidate isolated by " + r.isolation) << "\n";
+      << (r.isolation.empty() ? "" : ", candidate isolated by " + r.isolation)
+      << (r.write_guard.rfind("not enforced", 0) == 0 ? " (write guard " + r.write_guard + ")" : "") << "\n";
   if (!r.sizes.empty()) {
     out << pad("size", 8) << pad("trials", 8) << pad("reference median (p10-p90)", 30)
         << pad("candidate median (p10-p90)", 30) << pad("speedup", 9) << pad("roofline", 14) << pad("err/bound", 11)

@@ -104,7 +104,8 @@ nlohmann::json EvalResult::to_json() const {
     checks.push_back({{"world", c.world}, {"gpus", c.gpus}, {"sizes", sizes_json(c.sizes)}});
   return {{"verdict", to_string(verdict)}, {"message", message},       {"problem", problem},
           {"world_size", world_size},      {"gpus", gpus},             {"kernel_hash", kernel_hash},
-          {"build_key", build_key},        {"isolation", isolation},   {"timed", timed},
+          {"build_key", build_key},        {"isolation", isolation},   {"write_guard", write_guard},
+          {"timed", timed},
           {"not_timed", not_timed},        {"refused_rule", refused_rule},
           {"compile_log", compile_log},    {"compile_seconds", compile_seconds},
           {"compile_cached", compile_cached}, {"wall_seconds", wall_seconds}, {"phase", phase},
@@ -123,6 +124,7 @@ EvalResult EvalResult::from_json(const nlohmann::json& j) {
   r.kernel_hash = j.value("kernel_hash", "");  // of the source (before 2026-12-01: the cache key)
   r.build_key = j.value("build_key", j.value("kernel_hash", ""));  // results stored before 2026-12-01
   r.isolation = j.value("isolation", "");
+  r.write_guard = j.value("write_guard", "");
   r.timed = j.value("timed", false);
   r.not_timed = j.value("not_timed", "");
   r.refused_rule = j.value("refused_rule", "");

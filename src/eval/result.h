@@ -83,6 +83,8 @@ struct EvalResult {
   std::string build_key;        // the compile cache key (preprocessed source + flags + nvcc)
   std::string isolation;        // how the candidate processes were isolated: bubblewrap,
                                 // namespaces, none; empty when none ran
+  std::string write_guard;      // where they may write files, as they say (landlock ..., or
+                                // "not enforced: why"); the first rank's unless one differs
   bool timed = false;           // false: correctness only (not_timed says why)
   std::string not_timed;
   std::string refused_rule;     // a refused kernel: the rule's class (eval/candidate_rules.h)

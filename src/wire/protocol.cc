@@ -99,7 +99,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Time, who, block_seed, warmup, i
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TimeFloor, warmup, iterations)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Reply, rank, ok, fault, who, error, candidate_gone, verdict, times_us,
                                                 outside_us, protocol_overhead_us, protocol_spread_us, checked,
-                                                nccl_id, gpu, sms)
+                                                nccl_id, gpu, sms, write_guard)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Request, kind, rank, bytes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Response, kind, ok, error, mapped)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Phase, rank, what)

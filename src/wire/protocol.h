@@ -212,6 +212,9 @@ struct Reply {
   std::string nccl_id;             // nccl_id
   std::string gpu;                 // init
   int sms = 0;
+  // init (a rank with a candidate process): where that process may write files, as its
+  // write guard says (sandbox/candidate/write_guard.h)
+  std::string write_guard;
 };
 Reply failure_reply(int rank, Fault fault, std::optional<Who> who, std::string error);
 

@@ -122,6 +122,31 @@ TEST_P(CandidateFilter, AFileItWroteCannotBeMappedExecutableOnTheNamespacesPath)
   EXPECT_NE(log.find("scratchexec: refused by the mount"), std::string::npos) << log;
 }
 
+// Its own memory through /proc/self/mem (which ignores the pages' protection) and any file
+// outside its scratch and /dev are out of its reach on every path, the unisolated one
+// too (where the mounts alone would not stop the write beside its directory).
+TEST_P(CandidateFilter, TheWriteGuardKeepsItsOwnMemoryAndTheHostsFilesUnwritable) {
+  test::TempDir bin("mgk-filter-bin"), work("mgk-filter-work");
+  std::string log;
+  {
+    RankGroup group(spec(bin.path(), work.path(), "writeguard"));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < deadline && log.find("inside: ") == std::string::npos) {
+      log = read_text(work.path() / "rank0.candidate.log");
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  ASSERT_NE(log.find("inside: "), std::string::npos) << "the probe did not finish: " << log;
+  if (log.find("guard: not enforced: this kernel has no Landlock") != std::string::npos)
+    GTEST_SKIP() << "skipped: this kernel has no Landlock: " << log;
+  EXPECT_NE(log.find("guard: landlock ABI "), std::string::npos) << log;
+  EXPECT_NE(log.find("proc self mem: denied (Permission denied)"), std::string::npos) << log;
+  EXPECT_NE(log.find("beside: denied"), std::string::npos) << log;
+  EXPECT_FALSE(fs::exists(work.path() / "beside-guard.txt"));
+  EXPECT_NE(log.find("name a thread: OPENED"), std::string::npos) << "the CUDA driver would not start: " << log;
+  EXPECT_NE(log.find("inside: OPENED"), std::string::npos) << log;
+}
+
 TEST_P(CandidateFilter, WhatAHostProgramDoesIsLetThrough) {
   const std::string log = run_until("allowed", "allowed: ");
   EXPECT_NE(log.find("thread: ran"), std::string::npos) << log;

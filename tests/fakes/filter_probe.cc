@@ -9,6 +9,10 @@
 // (each harmless should the filter let it through: the test runs them unisolated too)
 //   scratchexec  an executable mapping of a file it wrote in its directory: the namespaces
 //            path mounts that noexec (the call returns -EPERM; the filter lets it be)
+//   writeguard  mgk-candidate's write guard first (before the filter, as mgk-candidate does),
+//            then /proc/self/mem opened for writing, a file made beside its directory and
+//            one in it, a thread named as the CUDA driver names its threads (its comm file opened for writing):
+//            "guard: ...", "proc self mem: ...", "beside: ...", "name a thread: ...", "inside: ..."
 // A refused call never returns: the filter's handler prints the refusal and exits.
 #include <fcntl.h>
 #include <signal.h>
@@ -26,6 +30,7 @@
 #include <thread>
 
 #include "syscall_filter.h"
+#include "write_guard.h"
 
 namespace {
 
@@ -48,6 +53,10 @@ void said(const char* what, long rc) {
 int main(int argc, char** argv) {
   const std::string name = argv[0];
   const std::string mode = name.substr(name.rfind("filter-probe-") + 13);
+  if (mode == "writeguard") {
+    const auto guard = mgk::sandbox::restrict_writes(mgk::sandbox::candidate_writable_dirs());
+    std::printf("guard: %s\n", guard.description.c_str());
+  }
   try {
     mgk::sandbox::install_syscall_filter();
   } catch (const std::exception& e) {
@@ -82,6 +91,22 @@ int main(int argc, char** argv) {
     if (fd < 0 || ::write(fd, &ret, 1) != 1) return 3;
     const long rc = raw(SYS_mmap, 0, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
     std::printf("scratchexec: %s\n", rc == -EPERM ? "refused by the mount" : rc < 0 ? "failed" : "mapped");
+  } else if (mode == "writeguard") {
+    auto try_open = [](const char* path, int flags) {
+      const int fd = ::open(path, flags, 0644);
+      if (fd < 0) return std::string("denied (") + std::strerror(errno) + ")";
+      ::close(fd);
+      return std::string("OPENED");
+    };
+    std::printf("proc self mem: %s\n", try_open("/proc/self/mem", O_RDWR).c_str());
+    std::printf("beside: %s\n", try_open("../beside-guard.txt", O_CREAT | O_WRONLY).c_str());
+    // As the CUDA runtime names the threads it starts: from the thread that started them.
+    std::thread named([] { ::usleep(100000); });
+    const std::string comm = "/proc/self/task/" + std::to_string(::gettid()) + "/comm";
+    const std::string name = try_open(comm.c_str(), O_WRONLY | O_CREAT | O_TRUNC);
+    named.join();
+    std::printf("name a thread: %s\n", name.c_str());
+    std::printf("inside: %s\n", try_open("inside-guard.txt", O_CREAT | O_WRONLY).c_str());
   } else {
     std::printf("unknown mode '%s'\n", mode.c_str());
     return 64;

@@ -145,6 +145,26 @@ TEST_F(OneRankTimed, NothingOutsideItsScratchCanBeRead) {
   expect_verdict(r, "correct");
 }
 
+// Its own memory through /proc/self/mem, which ignores the pages' protection: the write
+// guard refuses the open, so the stub's GOT stays the stub's and the time stays honest (at
+// large a third of it would not be credible; at small it would pass unseen).
+TEST_F(OneRankTimed, ItCannotRewriteItsOwnMemoryThroughProc) {
+  auto honest = eval(tests_dir() / "gpu/candidates/all_reduce.cu", "small,large");
+  auto r = eval(attack("proc_self_mem"), "small,large");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  expect_verdict(r, "correct");
+  EXPECT_EQ(r.json().value("write_guard", "").rfind("landlock ABI ", 0), 0u) << r.output;
+  const auto plain = timed_sizes(honest), attacked = timed_sizes(r);
+  ASSERT_EQ(plain.size(), attacked.size());
+  for (size_t i = 0; i < attacked.size(); ++i) {
+    EXPECT_TRUE(attacked[i].value("credible", false)) << attacked[i].dump();
+    const double t = attacked[i]["candidate"]["median_us"], t0 = plain[i]["candidate"]["median_us"];
+    std::printf("/proc/self/mem: %-6s attacked %9.2f us, honest %9.2f us, ratio %.3f\n",
+                attacked[i].value("size", "").c_str(), t, t0, t / t0);
+    EXPECT_GT(t / t0, 0.9) << "a time shaved below the honest kernel's: " << attacked[i].dump();
+  }
+}
+
 // NCCL loaded with libc's dlopen found in memory: the root masks it, so the attack's kernel
 // stays the honest one (had NCCL loaded, its outputs would be zeros).
 TEST_F(OneRankTimed, NcclCannotBeLoadedAtRunTime) {
