@@ -85,6 +85,10 @@ MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor
 
 namespace {
 
+// The one multiplier of the error model (standard deviations to a bound), applied at the
+// output; the score errors' exact term (stage_attention_oracle) applies it to each score.
+constexpr double kLambda = 4.0;
+
 // One warp per output row (b, i, h) of CP position `rank` (lanes over D <= 128): the exact
 // causal attention of q ([B, S, H, D]) over keys 0 .. rank S + i of k, v ([B, T, H, D]), and
 // its error magnitudes with the inputs' (qi, qc, ki, kc, vi, vc):
@@ -97,6 +101,14 @@ namespace {
 //     ((A_T + 2 A_D max_j scale |q|.|k_j|) sum_j p_j |v_j|, worst case).
 // A score error moves the output by d o_c / d s_j = p_j (v_jc - o_c); a score's error from q
 // (or k) is scale sqrt(sum_d qerr_d^2 k_jd^2) (or with q and kerr), independent over d.
+// That first order holds for small score errors only. A token with massive activations has a
+// score whose error (its key's rounding) is of order one or more, and moves o by
+//   o' - o = sum_j p_j (e^delta_j - 1) (v_j - o) / sum_j p_j e^delta_j,
+// which with |delta_j| <= d_j (lambda times the four score errors) is at most
+// E = sum_j p_j expm1(d_j) |v_j - o| / sum_j p_j e^-d_j, and never more than the spread of the
+// values about o (o' is a mean of them). Where E exceeds the first order at lambda
+// (L = sum_j p_j d_j |v_j - o|), the excess (E - L) / lambda joins cor; where the spread caps E
+// below L, the first-order terms shrink by E / L.
 __global__ void stage_attention_oracle(const double* q, const double* qi, const double* qc, const double* k,
                                        const double* ki, const double* kc, const double* v, const double* vi,
                                        const double* vc, double* expected, double* ind, double* cor, int rank,
@@ -160,8 +172,10 @@ __global__ void stage_attention_oracle(const double* q, const double* qi, const 
         }
       }
     }
-    // Pass 3: the score errors' terms, which need o.
+    // Pass 3: the score errors' terms, which need o (in units of u; first_order, moved and
+    // spread in the output's own units, at lambda).
     double qpi[kCols] = {}, qpc[kCols] = {}, kpi2[kCols] = {}, kpc[kCols] = {};
+    double first_order[kCols] = {}, moved[kCols] = {}, spread[kCols] = {}, kept = 0;
     for (int64_t j = 0; j <= g; ++j) {
       double sqi = 0, sqc = 0, ski = 0, skc = 0;
       for (int t = 0; t < kCols; ++t)
@@ -178,13 +192,28 @@ __global__ void stage_attention_oracle(const double* q, const double* qi, const 
       ski = sm * sqrt(reduce(ski));
       skc = sm * sqrt(reduce(skc));
       const double pj = exp(score(j) - m) / z;
+      const double dj = kLambda * mgk::oracle::kBf16U * (sqi + sqc + ski + skc);
+      if (pj > 0) kept += pj * exp(-dj);
       for (int t = 0; t < kCols; ++t) {
         if (lane + 32 * t >= D) continue;
-        const double a = pj * fabs(v[key(j) + lane + 32 * t] - o[t]);
+        const double off = fabs(v[key(j) + lane + 32 * t] - o[t]), a = pj * off;
         qpi[t] += a * sqi;
         qpc[t] += a * sqc;
         kpi2[t] += a * a * ski * ski;
         kpc[t] += a * skc;
+        first_order[t] += a * dj;
+        if (pj > 0 && off > 0) moved[t] += pj * expm1(dj) * off;  // 0 x inf is no move
+        spread[t] = fmax(spread[t], off);
+      }
+    }
+    double excess[kCols] = {};
+    for (int t = 0; t < kCols; ++t) {
+      const double exact = kept > 0 ? fmin(moved[t] / kept, spread[t]) : spread[t];
+      if (exact < first_order[t]) {  // capped by the spread
+        const double r = exact / first_order[t];
+        qpi[t] *= r, qpc[t] *= r, kpi2[t] *= r * r, kpc[t] *= r;
+      } else {
+        excess[t] = (exact - first_order[t]) / (kLambda * mgk::oracle::kBf16U);
       }
     }
     for (int t = 0; t < kCols; ++t) {
@@ -193,7 +222,7 @@ __global__ void stage_attention_oracle(const double* q, const double* qi, const 
       expected[e] = o[t];
       ind[e] = sqrt(o[t] * o[t] + blk2[t] + pv2[t] + qpi[t] * qpi[t]);
       cor[e] = (acc_t + 2.0 * acc_d * mag_max) * pv[t] +
-               sqrt(vi2[t] + vcl[t] * vcl[t] + qpc[t] * qpc[t] + kpi2[t] + kpc[t] * kpc[t]);
+               sqrt(vi2[t] + vcl[t] * vcl[t] + qpc[t] * qpc[t] + kpi2[t] + kpc[t] * kpc[t]) + excess[t];
     }
   }
 }
@@ -231,7 +260,7 @@ MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t s
   if (D > 128) return mgk::set_error(ctx, "oracle: D = %lld > 128", (long long)D);
   const int p = int(ctx->rank / CP), c = int(ctx->rank % CP);
   const int64_t blocks = c + 1;  // CP blocks 0 .. c of the stage's sequence
-  const double lam = 4.0, acc_m = o::fp32_accumulation(DM), acc_e = o::fp32_accumulation(E);
+  const double acc_m = o::fp32_accumulation(DM), acc_e = o::fp32_accumulation(E);
   o::Scratch s(st);
   // This block's input and its magnitudes: |x|, xi^2, xc^2.
   double *X = s.get<double>(BS * DM), *Xa = s.get<double>(BS * DM), *Xi2 = s.get<double>(BS * DM),
@@ -332,7 +361,7 @@ MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t s
                               BS * DM,
                               [=] __device__(int64_t e) {
                                 Y[e] = y[e];
-                                scale[e] = float(fabs(y[e]) + acc_e * ym[e] + lam * sqrt(yi[e] + yc[e]));
+                                scale[e] = float(fabs(y[e]) + acc_e * ym[e] + kLambda * sqrt(yi[e] + yc[e]));
                               },
                               st));
       } else {
