@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 
 #include "agent/feedback.h"
@@ -23,12 +22,6 @@ namespace fs = std::filesystem;
 namespace {
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-void write_file(const fs::path& p, const std::string& text) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out << text;
-  if (!out.flush()) throw Error("cannot write " + p.string());
 }
 
 std::string trimmed(const std::string& s) {

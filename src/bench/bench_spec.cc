@@ -18,7 +18,8 @@ nlohmann::json BenchSpec::identity() const {
                    {"world", world},
                    {"compile_only", compile_only},
                    {"prompt_version", prompt_version},
-                   {"executor", executor}};
+                   {"executor", executor},
+                   {"rejudge_of", rejudge_of}};
   j["temperature"] = temperature ? nlohmann::json(*temperature) : nlohmann::json(nullptr);
   j["reasoning_effort"] = reasoning_effort ? nlohmann::json(*reasoning_effort) : nlohmann::json(nullptr);
   return j;
@@ -53,6 +54,7 @@ BenchSpec BenchSpec::from_json(const nlohmann::json& j, int64_t run_id) {
     s.command_timeout_s = j.at("command_timeout_s").get<double>();
     s.prompt_version = j.at("prompt_version").get<std::string>();
     s.executor = j.value("executor", "local");  // runs from before Slurm were local
+    s.rejudge_of = j.value("rejudge_of", int64_t(0));  // runs from before rejudging judged their own
     if (!j.at("temperature").is_null()) s.temperature = j["temperature"].get<double>();
     if (!j.at("reasoning_effort").is_null()) s.reasoning_effort = j["reasoning_effort"].get<std::string>();
     s.jobs = j.at("jobs").get<int>();

@@ -31,6 +31,10 @@ struct BenchSpec {
   // Where the attempts run: "local" (this process) or "slurm" (a job array). Part of the
   // identity so that a local run never continues a Slurm run's attempts, nor the reverse.
   std::string executor = "local";
+  // A run that judges another run's kernels again (`--rejudge RUN`, bench/rejudge.h): that
+  // run's id; 0 for a run of the model. Part of the identity: no run of the model ever
+  // continues a rejudge, nor the reverse.
+  int64_t rejudge_of = 0;
 
   // ---- the limits of the calls still to come: a resume may change them (the attempts
   // stay the same benchmark; what finished keeps the limits it ran under) ----

@@ -20,7 +20,9 @@
 #include "bench/bench_spec.h"
 #include "bench/gpu_pool.h"
 #include "bench/local_executor.h"
+#include "bench/pooled_judge.h"
 #include "bench/progress.h"
+#include "bench/rejudge.h"
 #include "bench/work_list.h"
 #include "cli/bench_slurm.h"
 #include "cli/commands.h"
@@ -54,7 +56,7 @@ struct BenchArgs {
          command_timeout = agent::kCommandTimeoutS;
   bool temperature_given = false, compile_only = false, dry_run = false, json = false, new_run = false,
        retry_failed = false;
-  int64_t resume = 0, status = 0, merge = 0;
+  int64_t resume = 0, status = 0, merge = 0, rejudge = 0;
   std::vector<double> ps;
   bench::SlurmOptions slurm;          // --executor slurm
   std::string shard, run_file;        // an array task: --shard K/N --run-file DIR/run.json
@@ -355,8 +357,8 @@ std::string outcome_phrase(const report::AttemptResult& r) {
 // (a missing key stops here) and the pre-flight passed (GPUs, nvcc, the references compiling).
 struct Here {
   Prepared p;
-  std::unique_ptr<llm::Provider> provider;
-  std::unique_ptr<bench::GpuPool> pool;  // null with --compile-only
+  std::unique_ptr<llm::Provider> provider;  // null for a rejudge: no model is called
+  std::unique_ptr<bench::GpuPool> pool;     // null with --compile-only
 };
 
 // An unpriced model with a cost limit: refused before any run exists (a local vLLM or
@@ -368,8 +370,10 @@ void check_cost_limits(const llm::Provider& provider, const bench::BenchSpec& sp
 
 Here set_up_here(const bench::BenchSpec& spec, const Globals& g, const agent::PromptLibrary& prompts) {
   Here h;
-  h.provider = llm::make_provider(spec.model, llm::load_config());
-  check_cost_limits(*h.provider, spec);
+  if (!spec.rejudge_of) {
+    h.provider = llm::make_provider(spec.model, llm::load_config());
+    check_cost_limits(*h.provider, spec);
+  }
   const eval::MachineInfo machine = eval::probe_machine();
   const std::optional<eval::Peaks> peaks = spec.compile_only ? std::nullopt : stored_peaks(g, machine);
   h.p = prepare(spec, machine, peaks, prompts);
@@ -398,16 +402,32 @@ struct Ran {
   bool complete() const { return finished == planned; }
 };
 
+// Runs one work item to its end; returns its stored attempt.
+using RunAttempt = std::function<int64_t(const bench::WorkItem&, const bench::AttemptHooks&)>;
+// The run's RunAttempt, made once the executor (its stop flag, its budget) exists.
+using MakeRunAttempt = std::function<RunAttempt(bench::LocalExecutor&)>;
+
+// The model's attempts: agent sessions.
+MakeRunAttempt model_attempts(store::Store& store, int64_t run_id, Here& here, const agent::PromptLibrary& prompts) {
+  return [&store, run_id, &here, &prompts](bench::LocalExecutor& executor) -> RunAttempt {
+    auto runner = std::make_shared<bench::AttemptRunner>(
+        run_id, std::move(here.p.sessions),
+        bench::AttemptDeps{here.provider.get(), &store, &prompts, here.pool.get(), &interrupt_flag(),
+                           &executor.stop_flag(), &executor});
+    return [runner](const bench::WorkItem& item, const bench::AttemptHooks& hooks) { return runner->run(item, hooks); };
+  };
+}
+
 // The attempts of `planned` that the store does not hold finished, run on this machine into
-// run `run_id` with the progress display: the local executor, for a local run and for each
-// Slurm array task alike. `max_cost`: the budget of this run (or task), earlier sessions included.
+// run `run_id` with the progress display: the local executor, for a local run, each Slurm
+// array task and a rejudge alike. `max_cost`: the budget of this run (or task), earlier
+// sessions included.
 Ran run_here(const BenchArgs& a, store::Store& store, int64_t run_id, const bench::BenchSpec& spec,
-             const std::vector<bench::AttemptKey>& planned, Here& here, const agent::PromptLibrary& prompts,
-             const std::string& title, double max_cost) {
-  const std::atomic<bool>& interrupt = interrupt_flag();
+             const std::vector<bench::AttemptKey>& planned, Here& here, const std::string& title, double max_cost,
+             const MakeRunAttempt& make_run_attempt) {
   const bench::WorkList work = bench::remaining_work(planned, store.attempts_of_run(run_id), a.retry_failed);
   // A model with no price has no known spend (and no budget: the pre-flight refuses one).
-  const bool priced = here.provider->price().has_value();
+  const bool priced = here.provider && here.provider->price().has_value();
   const std::optional<double> known_before = store.run(run_id)->cost_usd;
   const double spent_before = known_before.value_or(0);
   const bench::Progress::Style style = a.json                     ? bench::Progress::Style::kJson
@@ -416,10 +436,8 @@ Ran run_here(const BenchArgs& a, store::Store& store, int64_t run_id, const benc
   bench::Progress progress(std::cout, style, title, int(planned.size()), std::min(spec.jobs, int(work.to_run.size())),
                            counts_of(store, work.finished, priced ? known_before : std::nullopt));
 
-  bench::LocalExecutor executor({spec.jobs, max_cost, spent_before, 5}, &interrupt);
-  bench::AttemptRunner runner(run_id, std::move(here.p.sessions),
-                              {here.provider.get(), &store, &prompts, here.pool.get(), &interrupt, &executor.stop_flag(),
-                               &executor});
+  bench::LocalExecutor executor({spec.jobs, max_cost, spent_before, 5}, &interrupt_flag());
+  const RunAttempt run_attempt = make_run_attempt(executor);
   executor.on_error = [&](const bench::WorkItem& item, const std::string& error) {
     progress.note("error in " + item.key.problem + " sample " + std::to_string(item.key.sample) + ": " + error);
   };
@@ -429,7 +447,7 @@ Ran run_here(const BenchArgs& a, store::Store& store, int64_t run_id, const benc
     hooks.on_turn = [&](const agent::TurnReport&) {  // the call settled its cost with the executor
       progress.spent(priced ? std::optional<double>(executor.spent()) : std::nullopt);
     };
-    const int64_t id = runner.run(item, hooks);
+    const int64_t id = run_attempt(item, hooks);
     const report::AttemptResult r = report::classify(report::load_attempt(store, id));
     if (r.outcome == report::Outcome::kUnfinished) {
       progress.note(item.key.problem + " sample " + std::to_string(item.key.sample) + " (attempt " +
@@ -503,8 +521,9 @@ ExitCode run_array_task(const BenchArgs& a, const Globals& g) {
   for (const store::RunRecord& r : store.runs_of_kind("bench"))
     if (r.uuid == uuid) shard_run = r.id;
   if (shard_run == 0) shard_run = store.begin_run({"bench", spec.model, run["args"]}, uuid);
-  const Ran ran = run_here(a, store, shard_run, spec, planned, here, prompts, title_of(what, spec, here),
-                           spec.max_cost_usd / n);  // the run's budget, shared evenly
+  const Ran ran = run_here(a, store, shard_run, spec, planned, here, title_of(what, spec, here),
+                           spec.max_cost_usd / n,  // the run's budget, shared evenly
+                           model_attempts(store, shard_run, here, prompts));
   std::cout << what << ": " << ran.finished << " of " << ran.planned << " attempt(s) finished"
             << (ran.complete() ? "" : std::string(", stopped (") + bench::to_string(ran.stop) +
                                           "): 'mgk bench --resume' of the run submits this task again")
@@ -561,6 +580,126 @@ ExitCode run_on_slurm(const BenchArgs& a, const CLI::App& c, store::Store& store
   return ExitCode::kOk;
 }
 
+// The flags a rejudge takes: how this machine judges, and the new run's name. The attempts
+// are the judged run's.
+const std::set<std::string> kRejudgeFlags = {"--rejudge", "--resume", "--compile-only", "--gpus", "--jobs",
+                                             "--name",    "--new",    "--dry-run",      "--json", "--p"};
+
+// `--rejudge RUN` (or `--resume` of a rejudge): run RUN's finished attempts judged again here
+// (bench/rejudge.h), into a new run, or into the unfinished rejudge of RUN a killed one left.
+ExitCode run_rejudge(const BenchArgs& a, const CLI::App& c, store::Store& store, const Globals& g,
+                     const agent::PromptLibrary& prompts, int64_t old_id, int64_t continue_run) {
+  const std::string old_name = "run " + std::to_string(old_id);
+  for (const CLI::Option* o : c.get_options())
+    if (o->count() && !o->get_name().empty() && !kRejudgeFlags.count(o->get_name()))
+      throw UsageError(o->get_name() + " is " + old_name +
+                       "'s to say: a rejudge judges its attempts as they are (it takes --compile-only, --gpus, "
+                       "--jobs, --name, --new, --dry-run, --json)");
+  auto old = store.run(old_id);
+  if (!old) throw NotFoundError("no bench run " + std::to_string(old_id) + " in " + store.path().string());
+  if (old->kind != "bench")
+    throw UsageError(old_name + " is " + (old->kind == "eval" ? "an " : "a ") + old->kind +
+                     " run; --rejudge takes a bench run ('mgk history --runs' lists the runs)");
+  const bench::BenchSpec old_spec = bench::BenchSpec::from_json(old->args, old_id);
+  bench::BenchSpec spec = old_spec;
+  spec.rejudge_of = old_id;
+  spec.compile_only = a.compile_only;
+  spec.executor = "local";
+  spec.jobs = a.jobs;
+  spec.gpus = parse_int_list(a.gpus, "--gpus");
+  spec.max_cost_usd = 0;
+  spec.name = a.name;
+  if (continue_run) {  // --resume of a rejudge: it judges as it began, on what this session gives
+    const bench::BenchSpec began = bench::BenchSpec::from_json(store.run(continue_run)->args, continue_run);
+    if (c.count("--compile-only") && !began.compile_only)
+      throw UsageError("run " + std::to_string(continue_run) + " judges on GPUs; leave --compile-only out to resume it");
+    spec.compile_only = began.compile_only;
+    if (!c.count("--jobs")) spec.jobs = began.jobs;
+    if (!c.count("--gpus")) spec.gpus = began.gpus;
+    if (!c.count("--name")) spec.name = began.name;
+  }
+
+  const std::map<bench::AttemptKey, store::AttemptSummary> judgeable =
+      bench::judgeable_attempts(store.attempts_of_run(old_id));
+  std::vector<bench::AttemptKey> planned;  // the old plan's order, less what cannot be judged
+  const std::vector<bench::AttemptKey> old_plan = bench::planned_attempts(old_spec.problem_list, old_spec.samples);
+  for (const bench::AttemptKey& k : old_plan)
+    if (judgeable.count(k)) planned.push_back(k);
+  if (planned.empty())
+    throw UsageError(old_name + " has no finished attempt to judge: 'mgk bench --resume " + std::to_string(old_id) +
+                     "' finishes it first");
+  if (planned.size() < old_plan.size())
+    log::warning(std::to_string(old_plan.size() - planned.size()) + " attempt(s) of " + old_name +
+                 " are not finished and are not judged ('mgk bench --resume " + std::to_string(old_id) +
+                 "' finishes them; a later rejudge then judges them)");
+
+  int64_t run_id = continue_run;
+  if (run_id == 0 && !a.new_run)
+    for (const store::RunRecord& r : store.runs_of_kind("bench")) {
+      bench::BenchSpec s;
+      try {
+        s = bench::BenchSpec::from_json(r.args, r.id);
+      } catch (const UsageError&) {
+        continue;  // written by another version
+      }
+      if (s.rejudge_of != old_id || s.compile_only != spec.compile_only || alive_here(r)) continue;
+      run_id = r.id;
+      break;
+    }
+  if (auto r = store.run(run_id); r) {
+    if (r->status == store::Status::kDone &&
+        bench::remaining_work(planned, store.attempts_of_run(run_id), false).to_run.empty()) {
+      std::cout << "run " << run_id << " judged " << old_name << "'s kernels already: 'mgk report " << old_id << " "
+                << run_id << "' sets the two side by side" << (continue_run ? "" : "; give --new to judge them again")
+                << "\n";
+      return ExitCode::kOk;
+    }
+    if (alive_here(*r))
+      throw UsageError("run " + std::to_string(run_id) + " is being run by process " + std::to_string(*r->pid) +
+                       "; let it finish or stop it first");
+    if (!continue_run)
+      log::info("run " + std::to_string(run_id) + ", the rejudge of " + old_name + " begun " + r->created_at +
+                ", continues (--new starts another)");
+  }
+  check_name_is_free(store, spec.name, run_id);
+  if (a.dry_run) {
+    size_t kernels = 0;
+    for (const auto& k : planned) {
+      std::set<std::string> distinct;
+      for (const auto& e : store.evaluations_of_attempt(judgeable.at(k).id)) distinct.insert(e.kernel_hash);
+      kernels += distinct.size();
+    }
+    std::cout << "would judge " << kernels << " kernel(s) of " << planned.size() << " attempt(s) of " << old_name
+              << (spec.compile_only ? ", compiling only" : " on this machine's GPUs") << ", calling no model\n";
+    return ExitCode::kOk;
+  }
+  Here here = set_up_here(spec, g, prompts);
+  if (run_id == 0) {
+    run_id = store.begin_run({"bench", spec.model, spec.to_json()});
+  } else {
+    nlohmann::json args = store.reopen_run(run_id).args;
+    args.update(spec.to_json());
+    store.set_run_args(run_id, args);
+  }
+  const bench::Rejudger rejudger(
+      store, run_id, judgeable,
+      [&here](const std::string& problem, const std::filesystem::path& kernel, const bench::Rejudger::Status& status) {
+        return bench::PooledJudge(here.p.sessions.at(problem).eval, here.pool.get(), &interrupt_flag(), status)
+            .judge(kernel);
+      },
+      spec.compile_only, &interrupt_flag());
+  const std::string title = title_of("mgk bench run " + std::to_string(run_id) + " (judging " + old_name + " again)",
+                                     spec, here);
+  const Ran ran = run_here(a, store, run_id, spec, planned, here, title, 0, [&rejudger](bench::LocalExecutor&) {
+    return [&rejudger](const bench::WorkItem& item, const bench::AttemptHooks& hooks) {
+      return rejudger.run(item, hooks.status);
+    };
+  });
+  end_run(a, store, run_id, ran.complete(), ran.stop);
+  if (!a.json) std::cout << "side by side with the run judged: mgk report " << old_id << " " << run_id << "\n";
+  return exit_code_of(ran);
+}
+
 ExitCode run_bench(const BenchArgs& a, const CLI::App& c, const Globals& g) {
   if (!a.shard.empty() || !a.run_file.empty()) return run_array_task(a, g);
   if (a.status > 0) {
@@ -582,6 +721,10 @@ ExitCode run_bench(const BenchArgs& a, const CLI::App& c, const Globals& g) {
   store::Store store = open_store(g);
   const agent::PromptLibrary prompts = agent::PromptLibrary::load_default();
   install_interrupt_handler();
+  if (a.rejudge > 0) return run_rejudge(a, c, store, g, prompts, a.rejudge, 0);
+  if (auto r = store.run(a.resume); a.resume > 0 && r && r->kind == "bench")
+    if (const int64_t of = r->args.value("rejudge_of", int64_t(0)); of > 0)
+      return run_rejudge(a, c, store, g, prompts, of, a.resume);
   Choice choice = choose_run(a, c, store, prompts.version());
   const bench::BenchSpec& spec = choice.spec;
   check_name_is_free(store, spec.name, choice.run_id ? choice.run_id : choice.complete_run);
@@ -623,7 +766,8 @@ ExitCode run_bench(const BenchArgs& a, const CLI::App& c, const Globals& g) {
     store.set_run_args(run_id, args);
   }
   const Ran ran = run_here(a, store, run_id, spec, bench::planned_attempts(spec.problem_list, spec.samples), here,
-                           prompts, title_of("mgk bench run " + std::to_string(run_id), spec, here), spec.max_cost_usd);
+                           title_of("mgk bench run " + std::to_string(run_id), spec, here), spec.max_cost_usd,
+                           model_attempts(store, run_id, here, prompts));
   end_run(a, store, run_id, ran.complete(), ran.stop);
   return exit_code_of(ran);
 }
@@ -661,6 +805,9 @@ void add_bench_command(CLI::App& root, Globals& g) {
   c->add_option("--name", a->name,
                 "A name for the run, unique in the store: 'mgk report NAME' finds it, the reports' titles show it "
                 "(a resume may rename it)");
+  c->add_option("--rejudge", a->rejudge,
+                "Judge a stored bench run's kernels again, here, with today's evaluator and no model call, into a "
+                "new run ('mgk report RUN NEW' sets them side by side); again: continues that rejudge");
   c->add_flag("--new", a->new_run, "Start a new run even where one with the same arguments exists");
   c->add_flag("--retry-failed", a->retry_failed, "On resume, also continue attempts that failed with an error");
   c->add_flag("--compile-only", a->compile_only, "The judge only compiles kernels (no GPU needed; nothing is checked)");

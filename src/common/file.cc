@@ -17,4 +17,10 @@ std::string read_file(const std::filesystem::path& path, const std::string& what
   return text.str();
 }
 
+void write_file(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  if (!out.flush()) throw Error("cannot write " + path.string());
+}
+
 }  // namespace mgk

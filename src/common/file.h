@@ -1,4 +1,4 @@
-// Reading a whole file, with an error that names what the file was for.
+// Reading and writing a whole file, with an error that names the file.
 #pragma once
 #include <filesystem>
 #include <string>
@@ -11,5 +11,8 @@ namespace mgk {
 // for code kUsage (files the user named), else an mgk::Error with `code` (mgk's own files).
 std::string read_file(const std::filesystem::path& path, const std::string& what = "file",
                       ExitCode code = ExitCode::kInfrastructure);
+
+// Writes `text` as the whole file (its folder must exist). Throws mgk::Error "cannot write PATH".
+void write_file(const std::filesystem::path& path, const std::string& text);
 
 }  // namespace mgk

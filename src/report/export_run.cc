@@ -2,10 +2,10 @@
 
 #include <unistd.h>
 
-#include <fstream>
 #include <set>
 
 #include "common/error.h"
+#include "common/file.h"
 #include "report/bench_report.h"
 #include "report/render_data.h"
 #include "report/render_html.h"
@@ -20,9 +20,7 @@ namespace fs = std::filesystem;
 
 void write(const fs::path& file, const std::string& text) {
   fs::create_directories(file.parent_path());
-  std::ofstream out(file, std::ios::binary | std::ios::trunc);
-  out << text;
-  if (!out.flush()) throw Error("cannot write " + file.string());
+  write_file(file, text);
 }
 
 // "tp/gemm_allreduce", sample 2, attempt 17 -> "tp__gemm_allreduce-s2-a17": one folder per

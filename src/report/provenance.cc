@@ -60,6 +60,8 @@ nlohmann::json run_provenance(const RunData& data) {
   }
   if (seen["model"].value().is_null()) seen["model"].add(data.run.model);
   nlohmann::json out = {{"run", data.run.id}, {"host", data.run.host}, {"problems", problems.size()}};
+  if (data.run.args.is_object() && data.run.args.value("rejudge_of", int64_t(0)) > 0)
+    out["rejudge_of"] = data.run.args["rejudge_of"];
   for (const auto& [name, s] : seen) out[name] = s.value();
   return out;
 }
@@ -78,6 +80,9 @@ std::vector<std::string> provenance_lines(const nlohmann::json& p) {
       field("gpus") + " x " + field("gpu") + " per evaluation, isolation " + field("isolation") + ", calibrated " +
           field("calibrated") + ", host " + field("host"),
   };
+  if (p.contains("rejudge_of"))
+    lines.push_back("kernels of run " + p["rejudge_of"].dump() +
+                    " judged again, no model called (its turns, tokens and cost are that run's)");
   return lines;
 }
 

@@ -4,6 +4,7 @@
 // and `report` of a subset, to standard output, of an eval run and of no run.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "common/file.h"
@@ -150,6 +151,65 @@ TEST_F(BenchRunsCli, AResumeWithMoreSamplesGrowsTheRunKeepingWhatIsDone) {
   EXPECT_EQ(fewer.exit_code, 64) << fewer.output;
   EXPECT_NE(fewer.output.find("a resume may add samples (--samples 3 or more), not drop them"), std::string::npos)
       << fewer.output;
+}
+
+TEST_F(BenchRunsCli, ARejudgeJudgesAStoredRunsKernelsAgainCallingNoModelIntoARunBesideIt) {
+  test::CliResult first = test::run_mgk({"bench", "--model", "openai:gpt-test", "--problems",
+                                         "collectives/all_gather,collectives/broadcast", "--turns", "2",
+                                         "--compile-only"},
+                                        env());
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const size_t calls = server_.request_count();
+
+  test::CliResult re = test::run_mgk({"bench", "--rejudge", "1", "--compile-only"}, env());
+  ASSERT_EQ(re.exit_code, 0) << re.output;
+  EXPECT_EQ(server_.request_count(), calls) << "no model call";
+  EXPECT_NE(re.output.find("mgk bench run 2 (judging run 1 again)"), std::string::npos) << re.output;
+  EXPECT_NE(re.output.find("side by side with the run judged: mgk report 1 2"), std::string::npos) << re.output;
+  {
+    store::Store s = store::Store::open_read_only(dir_.path() / "a.db");
+    EXPECT_EQ(s.run(2)->args["rejudge_of"], 1);
+    auto by_problem = [](std::vector<store::AttemptSummary> v) {  // attempts run concurrently
+      std::sort(v.begin(), v.end(), [](const auto& x, const auto& y) { return x.problem < y.problem; });
+      return v;
+    };
+    const auto olds = by_problem(s.attempts_of_run(1)), news = by_problem(s.attempts_of_run(2));
+    ASSERT_EQ(news.size(), olds.size());
+    for (size_t i = 0; i < news.size(); ++i) {
+      EXPECT_EQ(news[i].problem, olds[i].problem);
+      EXPECT_EQ(news[i].config["rejudge_of_attempt"], olds[i].id);
+      EXPECT_EQ(news[i].turns, olds[i].turns);
+      EXPECT_EQ(news[i].tokens_in, olds[i].tokens_in);
+      const auto before = s.evaluations_of_attempt(olds[i].id), after = s.evaluations_of_attempt(news[i].id);
+      ASSERT_EQ(after.size(), before.size()) << news[i].problem;
+      for (size_t k = 0; k < after.size(); ++k) {
+        EXPECT_EQ(after[k].turn_index, before[k].turn_index);
+        EXPECT_EQ(after[k].kernel_hash, before[k].kernel_hash);
+        EXPECT_EQ(after[k].verdict, before[k].verdict) << "the same checks, compiling only";
+        EXPECT_NE(after[k].id, before[k].id);
+      }
+    }
+  }
+  test::CliResult side = test::run_mgk({"report", "1", "2", "--json"}, env());
+  ASSERT_EQ(side.exit_code, 0) << side.output;
+  EXPECT_EQ(side.json()["runs"].size(), 2u);
+  EXPECT_EQ(side.json()["runs"][1]["provenance"]["rejudge_of"], 1) << side.output;
+  test::CliResult text = test::run_mgk({"report", "2"}, env());
+  EXPECT_NE(text.output.find("kernels of run 1 judged again, no model called"), std::string::npos) << text.output;
+
+  test::CliResult again = test::run_mgk({"bench", "--rejudge", "1", "--compile-only"}, env());
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("run 2 judged run 1's kernels already"), std::string::npos) << again.output;
+  test::CliResult resumed = test::run_mgk({"bench", "--resume", "2"}, env());
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_EQ(server_.request_count(), calls) << "a resume of a rejudge calls no model either";
+
+  test::CliResult model = test::run_mgk({"bench", "--rejudge", "1", "--turns", "3"}, env());
+  EXPECT_EQ(model.exit_code, 64) << model.output;
+  EXPECT_NE(model.output.find("--turns is run 1's to say"), std::string::npos) << model.output;
+  test::CliResult none = test::run_mgk({"bench", "--rejudge", "9"}, env());
+  EXPECT_NE(none.exit_code, 0);
+  EXPECT_NE(none.output.find("no bench run 9"), std::string::npos) << none.output;
 }
 
 TEST_F(BenchRunsCli, HistoryRunsListsEveryRunAndShowRunOfABenchRunIsATableOfItsAttempts) {
