@@ -212,6 +212,37 @@ TEST_F(BenchRunsCli, ARejudgeJudgesAStoredRunsKernelsAgainCallingNoModelIntoARun
   EXPECT_NE(none.output.find("no bench run 9"), std::string::npos) << none.output;
 }
 
+// On the GPU machine: kernels written where nothing ran (--compile-only) get real verdicts
+// from a rejudge, and the two runs are reported side by side (the output goes in the note).
+TEST_F(BenchRunsCli, ACompileOnlyRunJudgedAgainOnTheGpuGetsRealVerdicts) {
+  if (!test::gpus_available()) GTEST_SKIP() << "no GPU";
+  const std::string problems = "collectives/all_gather,collectives/all_reduce,collectives/broadcast,"
+                               "collectives/reduce_scatter,collectives/scatter";
+  test::CliResult first = test::run_mgk(
+      {"bench", "--model", "openai:gpt-test", "--problems", problems, "--turns", "2", "--compile-only"}, env());
+  std::cout << first.output;
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const size_t calls = server_.request_count();
+  test::CliResult re =
+      test::run_mgk({"bench", "--rejudge", "1", "--gpus", "0", "--jobs", "3", "--name", "judged-on-gpu"}, env(), 400);
+  std::cout << re.output;
+  ASSERT_EQ(re.exit_code, 0) << re.output;
+  EXPECT_EQ(server_.request_count(), calls) << "no model call";
+  const nlohmann::json j = test::run_mgk({"report", "1", "2", "--json"}, env()).json();
+  std::map<std::string, std::string> before, after;
+  for (const auto& [run, outcome] : {std::pair{0, &before}, std::pair{1, &after}})
+    for (const auto& p : j["runs"][run]["problems"])
+      for (const auto& a : p["attempts"]) (*outcome)[p["problem"]] = a["outcome"];
+  for (const auto& [p, o] : before) EXPECT_TRUE(o == "compiled" || o == "refused" || o == "did_not_compile") << p << " " << o;
+  for (const char* p : {"collectives/all_gather", "collectives/all_reduce", "collectives/broadcast"})
+    EXPECT_EQ(after[p], "correct") << p;
+  EXPECT_EQ(after["collectives/reduce_scatter"], "crash");
+  EXPECT_EQ(after["collectives/scatter"], "refused");
+  test::CliResult side = test::run_mgk({"report", "1", "judged-on-gpu"}, env());
+  std::cout << side.output;
+  EXPECT_EQ(side.exit_code, 0) << side.output;
+}
+
 TEST_F(BenchRunsCli, HistoryRunsListsEveryRunAndShowRunOfABenchRunIsATableOfItsAttempts) {
   bench_three();
   test::CliResult runs = test::run_mgk({"history", "--runs"}, env());
