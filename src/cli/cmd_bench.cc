@@ -426,9 +426,10 @@ Ran run_here(const BenchArgs& a, store::Store& store, int64_t run_id, const benc
              const std::vector<bench::AttemptKey>& planned, Here& here, const std::string& title, double max_cost,
              const MakeRunAttempt& make_run_attempt) {
   const bench::WorkList work = bench::remaining_work(planned, store.attempts_of_run(run_id), a.retry_failed);
-  // A model with no price has no known spend (and no budget: the pre-flight refuses one).
-  const bool priced = here.provider && here.provider->price().has_value();
-  const std::optional<double> known_before = store.run(run_id)->cost_usd;
+  // A model with no price has no known spend (and no budget: the pre-flight refuses one). A
+  // rejudge calls no model: it spends nothing (its copied turns' cost is the judged run's).
+  const bool priced = !here.provider || here.provider->price().has_value();
+  const std::optional<double> known_before = here.provider ? store.run(run_id)->cost_usd : 0.0;
   const double spent_before = known_before.value_or(0);
   const bench::Progress::Style style = a.json                     ? bench::Progress::Style::kJson
                                        : isatty(STDOUT_FILENO) ? bench::Progress::Style::kLive
