@@ -57,6 +57,62 @@ std::string cell(const std::string& text, bool left = false) {
   return std::string("<td") + (left ? " class=\"l\"" : "") + ">" + text + "</td>";
 }
 
+std::optional<std::pair<double, double>> interval_of(const AtK& a) {
+  if (!a.ci) return std::nullopt;
+  return std::pair{a.ci->low, a.ci->high};
+}
+
+// Per problem, each run's speedup at every size of its fastest correct sample (the one the
+// per-problem tables and the "best speedup" plot name by its slowest size): a kernel that
+// wins at one size and loses at another shows here.
+std::string size_plots(const std::vector<RunReport>& runs) {
+  std::vector<std::string> problems;
+  for (const auto& r : runs)
+    for (const auto& p : r.metrics.problems)
+      if (std::find(problems.begin(), problems.end(), p.problem) == problems.end()) problems.push_back(p.problem);
+  std::sort(problems.begin(), problems.end());
+  std::string out;
+  for (const std::string& problem : problems) {
+    std::vector<std::string> sizes, names;
+    std::vector<std::vector<std::optional<double>>> values;
+    for (const auto& r : runs) {
+      const AttemptResult* best = nullptr;
+      for (const AttemptResult& a : r.results)
+        if (a.problem == problem && a.outcome == Outcome::kCorrect && a.speedup && (!best || *a.speedup > *best->speedup))
+          best = &a;
+      names.push_back(run_name(r));
+      std::vector<std::optional<double>> row(sizes.size());
+      if (best)
+        for (const SizeTiming& t : best->sizes) {
+          auto at = std::find(sizes.begin(), sizes.end(), t.size);
+          if (at == sizes.end()) {
+            sizes.push_back(t.size);
+            for (auto& v : values) v.emplace_back();
+            row.emplace_back();
+            at = sizes.end() - 1;
+          }
+          row[size_t(at - sizes.begin())] = t.speedup;
+        }
+      values.push_back(row);
+    }
+    bool any = false;
+    for (const auto& v : values)
+      for (const auto& x : v) any |= x.has_value();
+    if (!any) continue;
+    std::string id = "plot-size-speedup-" + problem;
+    std::replace(id.begin(), id.end(), '/', '-');
+    out += svg::bar_chart({id, problem + ": speedup at each size (the fastest correct sample)", "size preset",
+                           "speedup over the reference", {}},
+                          sizes, names, values, std::pair{1.0, std::string("1x: as fast as the reference")});
+  }
+  if (out.empty()) {
+    std::vector<std::string> why;
+    for (const auto& r : runs) why.push_back(run_name(r) + ": no timed correct kernel: " + r.metrics.timing);
+    return svg::nothing_to_draw({"plot-size-speedup", "Speedup at each size, per problem", "", "", why});
+  }
+  return out;
+}
+
 std::string plots(const std::vector<RunReport>& runs) {
   std::string out = "<div class=\"plots\">\n";
   // fast_p@1 against p.
@@ -64,12 +120,24 @@ std::string plots(const std::vector<RunReport>& runs) {
     svg::Chart c{"plot-threshold", "Correct and faster than p (fast_p@1)", "speedup threshold p",
                  "problems solved by one sample", {}};
     std::vector<svg::Series> series;
-    for (const auto& r : runs) {
+    bool bars = false;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      const RunReport& r = runs[i];
       auto curve = fast_p_curve(r.results, r.metrics);
       if (curve.empty()) c.notes.push_back(run_name(r) + ": no curve: " + r.metrics.timing);
       else curve.emplace_back(curve.back().first * 1.1 + 0.1, curve.back().second);
-      series.push_back({run_name(r), curve, false, ""});
+      series.push_back({run_name(r), curve, false, svg::series_color(i)});
+      // fast_p@1 at the thresholds every report names, with its 95% interval.
+      svg::Series marks{"", {}, false, svg::series_color(i), {}, false};
+      for (const FastP& f : r.metrics.suite.fast)
+        if (!curve.empty() && !f.at_k.empty() && f.at_k[0].value) {
+          marks.points.emplace_back(f.p, *f.at_k[0].value);
+          marks.intervals.push_back(interval_of(f.at_k[0]));
+        }
+      bars |= !marks.points.empty();
+      series.push_back(marks);
     }
+    if (bars) c.notes.push_back("bars: 95% bootstrap intervals of fast_p@1 at the reported p");
     out += svg::line_chart(c, series, 1.0, true, true);
   }
   // pass@k and compiles@k against k.
@@ -81,12 +149,14 @@ std::string plots(const std::vector<RunReport>& runs) {
       svg::Series pass{run_name(r) + " pass@k", {}, false, svg::series_color(i)};
       svg::Series comp{run_name(r) + " compiles@k", {}, true, svg::series_color(i)};
       for (const AtK& a : r.metrics.suite.pass)
-        if (a.value) pass.points.emplace_back(a.k, *a.value);
+        if (a.value) pass.points.emplace_back(a.k, *a.value), pass.intervals.push_back(interval_of(a));
       for (const AtK& a : r.metrics.suite.compiled)
-        if (a.value) comp.points.emplace_back(a.k, *a.value);
+        if (a.value) comp.points.emplace_back(a.k, *a.value), comp.intervals.push_back(interval_of(a));
+      if (pass.points.empty() && !comp.points.empty()) c.notes.push_back(run_name(r) + ": pass@k not run (--compile-only)");
       series.push_back(pass);
       series.push_back(comp);
     }
+    c.notes.push_back("bars: 95% bootstrap intervals over problems and samples");
     out += svg::line_chart(c, series, 1.0, false, true);
   }
   // What the turns buy: pass@1 and compiles@1 after turn t.
@@ -165,6 +235,7 @@ std::string plots(const std::vector<RunReport>& runs) {
     out += svg::stacked_bars({"plot-outcomes", "What the attempts came to", "run", "attempts", notes}, rows, segments,
                              colors, counts);
   }
+  out += "</div>\n<h2>Speedup at each size</h2>\n<div class=\"plots\">\n" + size_plots(runs);
   return out + "</div>\n";
 }
 

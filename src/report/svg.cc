@@ -33,6 +33,42 @@ std::vector<double> ticks(double max) {
   return t;
 }
 
+// The notes as lines that fit `width` (12px text: about 6.6px a character), broken at spaces.
+std::vector<std::string> note_lines(const std::vector<std::string>& notes, double width) {
+  const size_t fit = size_t(std::max(20.0, (width - kLeft - kRight) / 6.6));
+  std::vector<std::string> lines;
+  for (const std::string& note : notes) {
+    std::string line, word;
+    auto flush_word = [&] {
+      if (word.empty()) return;
+      if (!line.empty() && line.size() + 1 + word.size() > fit) lines.push_back(line), line.clear();
+      line += (line.empty() ? "" : " ") + word;
+      word.clear();
+    };
+    for (char ch : note + " ") {
+      if (ch == ' ') flush_word();
+      else word += ch;
+    }
+    if (!line.empty()) lines.push_back(line);
+  }
+  return lines;
+}
+
+std::string svg_open(const std::string& id, double width, double height) {
+  return "<svg id=\"" + escape(id) + "\" class=\"plot\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(width) +
+         "\" height=\"" + num(height) + "\" viewBox=\"0 0 " + num(width) + " " + num(height) + "\" role=\"img\">\n";
+}
+
+// The title, and the note lines under it from y = kTop on.
+std::string title_and_notes(const Chart& c, const std::vector<std::string>& lines) {
+  std::string b = "<title>" + escape(c.title) + "</title>\n";
+  b += "<text x=\"" + num(kLeft) + "\" y=\"20\" class=\"plot-title\">" + escape(c.title) + "</text>\n";
+  for (size_t i = 0; i < lines.size(); ++i)
+    b += "<text x=\"" + num(kLeft) + "\" y=\"" + num(kTop + 14.0 * double(i)) + "\" class=\"plot-note\">" +
+         escape(lines[i]) + "</text>\n";
+  return b;
+}
+
 struct Frame {
   double width, plot_width, bottom;  // bottom: y pixel of the x axis
   double legend_y;                   // where the first legend row goes
@@ -53,19 +89,13 @@ Frame open_frame(const Chart& c, double width, double y_max, bool percent, doubl
   Frame f;
   f.width = width;
   f.plot_width = width - kLeft - kRight;
-  const double notes_h = 14.0 * double(c.notes.size());
-  f.bottom = kTop + notes_h + kPlotHeight;
+  const std::vector<std::string> lines = note_lines(c.notes, width);
+  f.bottom = kTop + 14.0 * double(lines.size()) + kPlotHeight;
   const double x_label_y = f.bottom + below_axis + 30;
   f.legend_y = x_label_y + 20;
   const double height = f.legend_y + 16.0 * double(legend_rows) + 4;
   std::string& b = f.body;
-  b += "<svg id=\"" + escape(c.id) + "\" class=\"plot\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(width) +
-       "\" height=\"" + num(height) + "\" viewBox=\"0 0 " + num(width) + " " + num(height) + "\" role=\"img\">\n";
-  b += "<title>" + escape(c.title) + "</title>\n";
-  b += "<text x=\"" + num(kLeft) + "\" y=\"20\" class=\"plot-title\">" + escape(c.title) + "</text>\n";
-  for (size_t i = 0; i < c.notes.size(); ++i)
-    b += "<text x=\"" + num(kLeft) + "\" y=\"" + num(kTop + 14.0 * double(i)) + "\" class=\"plot-note\">" +
-         escape(c.notes[i]) + "</text>\n";
+  b += svg_open(c.id, width, height) + title_and_notes(c, lines);
   for (double t : ticks(y_max)) {
     double y = f.y_of(t, y_max);
     b += "<line x1=\"" + num(kLeft) + "\" x2=\"" + num(width - kRight) + "\" y1=\"" + num(y) + "\" y2=\"" + num(y) +
@@ -113,6 +143,11 @@ std::string escape(const std::string& s) {
   return out;
 }
 
+std::string nothing_to_draw(const Chart& c) {
+  const std::vector<std::string> lines = note_lines(c.notes.empty() ? std::vector<std::string>{"nothing to draw"} : c.notes, kWidth);
+  return svg_open(c.id, kWidth, kTop + 14.0 * double(lines.size()) + 4) + title_and_notes(c, lines) + "</svg>\n";
+}
+
 std::string series_color(size_t i) {
   static const char* kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf"};
   return kPalette[i % (sizeof kPalette / sizeof *kPalette)];
@@ -121,11 +156,14 @@ std::string series_color(size_t i) {
 std::string line_chart(const Chart& c, const std::vector<Series>& series, double y_max, bool step, bool percent) {
   double x_max = 0;
   std::vector<LegendItem> items;
+  bool any = false;
   for (size_t i = 0; i < series.size(); ++i) {
     for (const auto& [x, y] : series[i].points) x_max = std::max(x_max, x);
-    if (!series[i].points.empty())
+    any |= !series[i].points.empty();
+    if (!series[i].points.empty() && !series[i].name.empty())
       items.push_back({series[i].name, series[i].color.empty() ? series_color(i) : series[i].color, series[i].dashed});
   }
+  if (!any) return nothing_to_draw(c);
   if (x_max <= 0) x_max = 1;
   Frame f = open_frame(c, kWidth, y_max, percent, 12, items.size());
   for (double t : ticks(x_max)) {
@@ -147,12 +185,21 @@ std::string line_chart(const Chart& c, const std::vector<Series>& series, double
     }
     if (step) d += " H" + num(f.x_of(x_max, x_max));
     const std::string color = s.color.empty() ? series_color(i) : s.color;
-    f.body += "<path d=\"" + d + "\" fill=\"none\" stroke=\"" + color + "\" stroke-width=\"2.5\"" +
-              (s.dashed ? " stroke-dasharray=\"6 4\"" : "") + "/>\n";
-    if (!step)
+    if (s.line)
+      f.body += "<path d=\"" + d + "\" fill=\"none\" stroke=\"" + color + "\" stroke-width=\"2.5\"" +
+                (s.dashed ? " stroke-dasharray=\"6 4\"" : "") + "/>\n";
+    if (!step || !s.line)
       for (const auto& [x, y] : s.points)
         f.body += "<circle cx=\"" + num(f.x_of(x, x_max)) + "\" cy=\"" + num(f.y_of(y, y_max)) + "\" r=\"3.5\" fill=\"" +
                   color + "\"/>\n";
+    for (size_t p = 0; p < s.points.size() && p < s.intervals.size(); ++p) {  // error bars, capped
+      if (!s.intervals[p]) continue;
+      const double x = f.x_of(s.points[p].first, x_max), lo = f.y_of(s.intervals[p]->first, y_max),
+                   hi = f.y_of(s.intervals[p]->second, y_max);
+      f.body += "<path d=\"M" + num(x) + " " + num(lo) + " V" + num(hi) + " M" + num(x - 4) + " " + num(lo) + " H" +
+                num(x + 4) + " M" + num(x - 4) + " " + num(hi) + " H" + num(x + 4) + "\" stroke=\"" + color +
+                "\" stroke-width=\"1.5\" class=\"error-bar\"/>\n";
+    }
   }
   legend(f, items);
   return f.body + "</svg>\n";
@@ -163,9 +210,11 @@ std::string bar_chart(const Chart& c, const std::vector<std::string>& categories
                       const std::vector<std::vector<std::optional<double>>>& values,
                       std::optional<std::pair<double, std::string>> reference) {
   double y_max = reference ? reference->first : 0;
+  bool any = false;
   for (const auto& s : values)
     for (const auto& v : s)
-      if (v) y_max = std::max(y_max, *v);
+      if (v) y_max = std::max(y_max, *v), any = true;
+  if (!any) return nothing_to_draw(c);
   y_max = y_max > 0 ? y_max * 1.1 : 1;
   const size_t n_series = std::max<size_t>(1, series_names.size());
   const double group_w = std::max(28.0, 14.0 * double(n_series) + 10);

@@ -1,6 +1,7 @@
 // Small SVG charts drawn as text, for the self-contained HTML report: no script, no
 // external file. Each chart is one <svg id=...> element with a title, axes with ticks, its
-// marks and a legend; a chart with nothing to draw shows its axes and a note saying why.
+// marks and a legend; a chart with nothing to draw is its title and its notes saying why,
+// without empty axes. Notes wrap to the chart's width.
 #pragma once
 #include <optional>
 #include <string>
@@ -20,10 +21,13 @@ struct Chart {
 };
 
 struct Series {
-  std::string name;
+  std::string name;                               // empty: not in the legend
   std::vector<std::pair<double, double>> points;  // (x, y), x ascending
   bool dashed = false;
   std::string color;  // empty: series_color of its position
+  // Per point (same order), its interval (low, high), drawn as an error bar; none: no bar.
+  std::vector<std::optional<std::pair<double, double>>> intervals;
+  bool line = true;  // false: the points (and their bars) alone
 };
 
 // Lines of each series over one x axis, y from 0 to y_max. `step`: each point holds its y
@@ -43,6 +47,9 @@ std::string bar_chart(const Chart& chart, const std::vector<std::string>& catego
 std::string stacked_bars(const Chart& chart, const std::vector<std::string>& rows,
                          const std::vector<std::string>& segments, const std::vector<std::string>& segment_colors,
                          const std::vector<std::vector<int>>& counts);
+
+// The chart's title and its notes (or "nothing to draw"), for a chart without marks.
+std::string nothing_to_draw(const Chart& chart);
 
 // The colour of the i-th series.
 std::string series_color(size_t i);

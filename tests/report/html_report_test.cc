@@ -129,6 +129,21 @@ TEST_F(HtmlReport, EveryPlotDrawsInChromiumAndTheScreenshotIsKept) {
   const std::string threshold = drawn["plot-threshold"]["texts"].dump();
   EXPECT_NE(threshold.find("run 1 anthropic:claude-example"), std::string::npos) << threshold;
   EXPECT_NE(threshold.find("run 2 openai:gpt-example"), std::string::npos) << threshold;
+  // Error bars: the intervals of pass@k and of fast_p@1 at the reported p.
+  EXPECT_NE(html.find("class=\"error-bar\""), std::string::npos);
+  EXPECT_NE(drawn["plot-pass-at-k"]["texts"].dump().find("95% bootstrap intervals"), std::string::npos);
+  // A speedup-against-size plot for each problem with a timed correct kernel, sizes as bars.
+  int size_plots = 0;
+  for (const auto& [id, plot] : drawn.items())
+    if (id.rfind("plot-size-speedup-", 0) == 0) {
+      ++size_plots;
+      EXPECT_GT(plot["marks"].get<int>(), 0) << id;
+      EXPECT_NE(plot["texts"].dump().find("large"), std::string::npos) << id << ": the sizes name the bars";
+    }
+  EXPECT_GT(size_plots, 3) << drawn.dump();
+  // Notes wrap inside the plot: no text runs past its svg's right edge.
+  for (const auto& [id, plot] : drawn.items())
+    for (const auto& t : plot["texts"]) EXPECT_LT(t.get<std::string>().size(), 100u) << id << ": " << t;
 
   const auto page = mgk::test::artifacts_dir() / "report-example.html";
   const auto shot = mgk::test::artifacts_dir() / "report-example.png";
@@ -157,10 +172,15 @@ TEST_F(HtmlReport, ARunWithNothingTimedStillDrawsEveryPlotAndSaysWhy) {
   for (const std::string& id : html_plot_ids()) {
     SCOPED_TRACE(id);
     ASSERT_TRUE(drawn.contains(id));
-    EXPECT_GT(drawn[id]["width"].get<double>(), 100);
+    EXPECT_GT(drawn[id]["width"].get<double>(), 50);
   }
   EXPECT_NE(drawn["plot-threshold"]["texts"].dump().find("no curve: checked, not timed"), std::string::npos);
   EXPECT_NE(drawn["plot-speedup"]["texts"].dump().find("no speedup"), std::string::npos);
+  // A plot with nothing to draw is its reason, not an empty frame.
+  EXPECT_EQ(drawn["plot-speedup"]["marks"].get<int>(), 0);
+  EXPECT_LT(drawn["plot-speedup"]["height"].get<double>(), 100) << "no axes drawn around nothing";
+  ASSERT_TRUE(drawn.contains("plot-size-speedup"));
+  EXPECT_NE(drawn["plot-size-speedup"]["texts"].dump().find("no timed correct kernel"), std::string::npos);
   EXPECT_GT(drawn["plot-outcomes"]["marks"].get<int>(), 0);
   // The legend names what occurred, not the ten outcomes there are.
   const std::string legend = drawn["plot-outcomes"]["texts"].dump();
