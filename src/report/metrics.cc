@@ -98,31 +98,39 @@ std::vector<TurnPoint> per_turn(const std::vector<AttemptResult>& results, const
     for (size_t i : p.attempts) turns = std::max(turns, results[i].turn_verdicts.size());
   std::vector<TurnPoint> out;
   for (size_t t = 1; t <= turns; ++t) {
-    TurnPoint point{int(t), 0.0, 0.0};
+    TurnPoint point{int(t), 0.0, 0.0, 0.0};
     int counted = 0;
     for (const auto& p : problems) {
       if (p.attempts.empty()) continue;
-      int correct = 0, compiled = 0;
-      bool unknown = false;
+      int correct = 0, compiled = 0, fast = 0;
+      bool unknown = false, untimed = false;
       for (size_t i : p.attempts) {
         const auto& v = results[i].turn_verdicts;
-        bool c = false, k = false;
+        bool c = false, k = false, f = false, u = false;
         for (size_t j = 0; j < std::min(t, v.size()); ++j) {
-          c |= v[j].verdict == "correct";
+          const bool ok = v[j].verdict == "correct";
+          c |= ok;
           k |= compiled_verdict(v[j].verdict);
           unknown |= v[j].verdict == "compiled";
+          f |= ok && v[j].speedup && *v[j].speedup > 1;
+          u |= ok && !v[j].timed;
         }
         correct += c;
         compiled += k;
+        fast += f;
+        untimed |= u && !f;  // a fast kernel by then settles it; an untimed one leaves it unknown
       }
       ++counted;
       const double n = double(p.attempts.size());
       if (unknown) point.pass.reset();
       else if (point.pass) *point.pass += correct / n;
+      if (unknown || untimed) point.fast1.reset();
+      else if (point.fast1) *point.fast1 += fast / n;
       point.compiles += compiled / n;
     }
     if (counted == 0) break;
     if (point.pass) *point.pass /= counted;
+    if (point.fast1) *point.fast1 /= counted;
     point.compiles /= counted;
     out.push_back(point);
   }

@@ -92,6 +92,9 @@ struct TurnPoint {
   int turn = 0;
   std::optional<double> pass;  // absent: some sample was only compiled (correctness unknown)
   double compiles = 0;
+  // Correct and faster than the reference (slowest size) by then: fast_1@1 after turn t.
+  // Absent: pass is, or a correct kernel by then was not timed (ranks shared a GPU).
+  std::optional<double> fast1;
 };
 
 struct RunMetrics {

@@ -131,9 +131,13 @@ AttemptResult classify(const AttemptData& a) {
     }
   }
   for (const TurnView& t : a.turns) {
-    TurnVerdict v{t.index, t.action, "", ""};
+    TurnVerdict v{t.index, t.action, "", "", std::nullopt, false};
     for (const auto& e : a.evaluations)
-      if (e.turn_index == t.index) v.verdict = e.verdict, v.message = e.message;
+      if (e.turn_index == t.index) {
+        v.verdict = e.verdict, v.message = e.message, v.speedup = e.speedup_min;
+        const nlohmann::json sizes = e.result.value("sizes", nlohmann::json::array());
+        v.timed = e.speedup_min.has_value() || std::any_of(sizes.begin(), sizes.end(), store::candidate_timed);
+      }
     r.turn_verdicts.push_back(v);
   }
 

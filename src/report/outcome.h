@@ -39,6 +39,8 @@ struct TurnVerdict {
   std::string action;
   std::string verdict;  // the evaluation's verdict, "" when the turn judged no kernel
   std::string message;  // the evaluation's one line (may name sandbox paths)
+  std::optional<double> speedup;  // correct and credible at every size: its slowest-size speedup
+  bool timed = false;             // its candidate was timed (a speedup, or under the floor)
 };
 
 // One size preset of a correct, timed kernel: what the slowest-size rule hides.

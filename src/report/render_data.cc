@@ -111,7 +111,8 @@ nlohmann::json summary_json(const RunMetrics& m) {
   for (const auto& c : m.categories) categories.push_back(group_json(c));
   nlohmann::json turns = nlohmann::json::array();
   for (const TurnPoint& t : m.per_turn)
-    turns.push_back({{"turn", t.turn}, {"pass_at_1", opt(t.pass)}, {"compiles_at_1", t.compiles}});
+    turns.push_back(
+        {{"turn", t.turn}, {"pass_at_1", opt(t.pass)}, {"fast_1_at_1", opt(t.fast1)}, {"compiles_at_1", t.compiles}});
   return {{"samples", m.samples},
           {"per_turn", turns},
           {"thresholds", m.ps},
@@ -201,6 +202,8 @@ struct CsvWriter {
     for (const TurnPoint& t : points) {
       row("suite", "all", "", "pass_at_1_by_turn", std::to_string(t.turn), "", t.pass ? number(*t.pass) : "",
           t.pass ? "k is the turn" : "not run");
+      row("suite", "all", "", "fast_1_at_1_by_turn", std::to_string(t.turn), "", t.fast1 ? number(*t.fast1) : "",
+          t.fast1 ? "k is the turn" : "not timed");
       row("suite", "all", "", "compiles_at_1_by_turn", std::to_string(t.turn), "", number(t.compiles), "k is the turn");
     }
   }

@@ -161,22 +161,52 @@ std::string plots(const std::vector<RunReport>& runs) {
   }
   // What the turns buy: pass@1 and compiles@1 after turn t.
   {
-    svg::Chart c{"plot-turns", "pass@1 and compiles@1 by turn", "turn t", "problems", {}};
+    svg::Chart c{"plot-turns", "pass@1, fast_1@1 and compiles@1 by turn", "turn t", "problems", {}};
     std::vector<svg::Series> series;
     for (size_t i = 0; i < runs.size(); ++i) {
       const RunReport& r = runs[i];
       svg::Series pass{run_name(r) + " pass@1", {}, false, svg::series_color(i)};
+      svg::Series fast{run_name(r) + " fast_1@1", {}, false, svg::series_color(i)};
+      fast.dotted = true;
       svg::Series comp{run_name(r) + " compiles@1", {}, true, svg::series_color(i)};
       for (const TurnPoint& t : r.metrics.per_turn) {
         if (t.pass) pass.points.emplace_back(t.turn, *t.pass);
+        if (t.fast1) fast.points.emplace_back(t.turn, *t.fast1);
         comp.points.emplace_back(t.turn, t.compiles);
       }
       if (r.metrics.per_turn.empty()) c.notes.push_back(run_name(r) + ": no finished attempt");
       else if (pass.points.empty()) c.notes.push_back(run_name(r) + ": pass@1 not run (--compile-only)");
+      else if (fast.points.empty()) c.notes.push_back(run_name(r) + ": fast_1@1 " + r.metrics.timing);
       if (!pass.points.empty()) series.push_back(pass);
+      if (!fast.points.empty()) series.push_back(fast);
       series.push_back(comp);
     }
     out += svg::line_chart(c, series, 1.0, false, true);
+  }
+  // What an attempt cost against what it reached: one point per correct, timed attempt.
+  {
+    bool all_priced = true;
+    for (const auto& r : runs)
+      for (const AttemptResult& a : r.results) all_priced &= a.cost_usd.has_value();
+    svg::Chart c{"plot-cost-speedup", "Cost of each attempt against its best speedup",
+                 all_priced ? "cost of the attempt (USD)" : "tokens of the attempt (in + out; some costs unknown)",
+                 "slowest-size speedup", {}};
+    std::vector<svg::Series> series;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      const RunReport& r = runs[i];
+      svg::Series s{run_name(r), {}, false, svg::series_color(i)};
+      s.line = false;
+      for (const AttemptResult& a : r.results)
+        if (a.outcome == Outcome::kCorrect && a.speedup)
+          s.points.emplace_back(all_priced ? *a.cost_usd : double(a.tokens_in + a.tokens_out), *a.speedup);
+      std::sort(s.points.begin(), s.points.end());
+      if (s.points.empty()) c.notes.push_back(run_name(r) + ": no timed correct attempt: " + r.metrics.timing);
+      series.push_back(s);
+    }
+    double y_max = 1;
+    for (const auto& s : series)
+      for (const auto& [x, y] : s.points) y_max = std::max(y_max, y * 1.1);
+    out += svg::line_chart(c, series, y_max, false, false);
   }
   // Per problem: best speedup and best roofline fraction.
   std::vector<std::string> problems;
@@ -362,7 +392,7 @@ std::string attempts(const RunReport& r) {
 
 const std::vector<std::string>& html_plot_ids() {
   static const std::vector<std::string> ids = {"plot-threshold", "plot-pass-at-k", "plot-turns", "plot-speedup",
-                                               "plot-roofline", "plot-outcomes"};
+                                               "plot-roofline", "plot-outcomes", "plot-cost-speedup"};
   return ids;
 }
 

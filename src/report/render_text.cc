@@ -100,20 +100,25 @@ void turns(Writer& w, const std::vector<RunReport>& runs) {
   size_t most = 0;
   for (const auto& r : runs) most = std::max(most, r.metrics.per_turn.size());
   if (most == 0) return;
-  w.heading("by turn (share of samples with a correct kernel, or one that compiled, by turn t; averaged over problems)");
+  w.heading("by turn (share of samples with a correct kernel, one faster than the reference, or one that compiled, by "
+            "turn t; averaged over problems)");
   std::vector<std::string> header = {"RUN", "METRIC"};
   for (size_t t = 1; t <= most; ++t) header.push_back("t=" + std::to_string(t));
   std::vector<bool> right(header.size(), true);
   right[0] = right[1] = false;
   Table table(header, right);
   for (const auto& r : runs) {
-    std::vector<std::string> pass = {run_label(r), "pass@1"}, comp = {run_label(r), "compiles@1"};
+    std::vector<std::string> pass = {run_label(r), "pass@1"}, fast = {run_label(r), "fast_1@1"},
+                             comp = {run_label(r), "compiles@1"};
     for (size_t t = 0; t < most; ++t) {
       const bool has = t < r.metrics.per_turn.size();
-      pass.push_back(!has ? "-" : r.metrics.per_turn[t].pass ? percent(r.metrics.per_turn[t].pass) : "not run");
-      comp.push_back(has ? percent(r.metrics.per_turn[t].compiles) : "-");
+      const TurnPoint* p = has ? &r.metrics.per_turn[t] : nullptr;
+      pass.push_back(!p ? "-" : p->pass ? percent(p->pass) : "not run");
+      fast.push_back(!p ? "-" : p->fast1 ? percent(p->fast1) : p->pass ? "not timed" : "not run");
+      comp.push_back(p ? percent(p->compiles) : "-");
     }
     table.add(pass);
+    table.add(fast);
     table.add(comp);
   }
   w.table(table);

@@ -79,8 +79,12 @@ struct Frame {
 
 struct LegendItem {
   std::string name, color;
-  bool dashed = false;
+  bool dashed = false, dotted = false;
 };
+
+std::string dash_attribute(bool dashed, bool dotted, const char* dash) {
+  return dotted ? " stroke-dasharray=\"2 3\"" : dashed ? std::string(" stroke-dasharray=\"") + dash + "\"" : "";
+}
 
 // The <svg> opening, title, notes, y axis with grid lines, and the axis labels;
 // `below_axis`: room for the x tick labels; `legend_rows`: room for the legend under it.
@@ -118,8 +122,8 @@ void legend(Frame& f, const std::vector<LegendItem>& items) {
   double y = f.legend_y;
   for (const LegendItem& it : items) {
     f.body += "<line x1=\"" + num(kLeft) + "\" x2=\"" + num(kLeft + 18) + "\" y1=\"" + num(y) + "\" y2=\"" +
-              num(y) + "\" stroke=\"" + it.color + "\" stroke-width=\"3\"" +
-              (it.dashed ? " stroke-dasharray=\"5 3\"" : "") + "/>\n";
+              num(y) + "\" stroke=\"" + it.color + "\" stroke-width=\"3\"" + dash_attribute(it.dashed, it.dotted, "5 3") +
+              "/>\n";
     f.body += "<text x=\"" + num(kLeft + 24) + "\" y=\"" + num(y + 4) + "\" class=\"legend\">" + escape(it.name) +
               "</text>\n";
     y += 16;
@@ -161,7 +165,8 @@ std::string line_chart(const Chart& c, const std::vector<Series>& series, double
     for (const auto& [x, y] : series[i].points) x_max = std::max(x_max, x);
     any |= !series[i].points.empty();
     if (!series[i].points.empty() && !series[i].name.empty())
-      items.push_back({series[i].name, series[i].color.empty() ? series_color(i) : series[i].color, series[i].dashed});
+      items.push_back({series[i].name, series[i].color.empty() ? series_color(i) : series[i].color, series[i].dashed,
+                       series[i].dotted});
   }
   if (!any) return nothing_to_draw(c);
   if (x_max <= 0) x_max = 1;
@@ -187,7 +192,7 @@ std::string line_chart(const Chart& c, const std::vector<Series>& series, double
     const std::string color = s.color.empty() ? series_color(i) : s.color;
     if (s.line)
       f.body += "<path d=\"" + d + "\" fill=\"none\" stroke=\"" + color + "\" stroke-width=\"2.5\"" +
-                (s.dashed ? " stroke-dasharray=\"6 4\"" : "") + "/>\n";
+                dash_attribute(s.dashed, s.dotted, "6 4") + "/>\n";
     if (!step || !s.line)
       for (const auto& [x, y] : s.points)
         f.body += "<circle cx=\"" + num(f.x_of(x, x_max)) + "\" cy=\"" + num(f.y_of(y, y_max)) + "\" r=\"3.5\" fill=\"" +

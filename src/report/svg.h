@@ -28,6 +28,7 @@ struct Series {
   // Per point (same order), its interval (low, high), drawn as an error bar; none: no bar.
   std::vector<std::optional<std::pair<double, double>>> intervals;
   bool line = true;  // false: the points (and their bars) alone
+  bool dotted = false;  // a third line style, beside solid and dashed
 };
 
 // Lines of each series over one x axis, y from 0 to y_max. `step`: each point holds its y

@@ -205,7 +205,8 @@ TEST(Metrics, FeaturesAreCountedOverCorrectKernels) {
 // sample 1 is correct at once; b/y never compiles. An attempt that stopped keeps its state.
 TEST(PerTurn, PassAndCompilesAfterEachTurnAveragedOverProblems) {
   auto with_turns = [](AttemptResult r, std::vector<std::string> verdicts) {
-    for (size_t i = 0; i < verdicts.size(); ++i) r.turn_verdicts.push_back({int(i + 1), "kernel", verdicts[i], ""});
+    for (size_t i = 0; i < verdicts.size(); ++i)
+      r.turn_verdicts.push_back({int(i + 1), "kernel", verdicts[i], "", std::nullopt, false});
     return r;
   };
   std::vector<AttemptResult> rs = {
@@ -226,12 +227,36 @@ TEST(PerTurn, PassAndCompilesAfterEachTurnAveragedOverProblems) {
 
 TEST(PerTurn, UnderCompileOnlyPassIsNotRunAndCompilesIsKnown) {
   AttemptResult r = attempt("a/x", 0, Outcome::kCompiled);
-  r.turn_verdicts = {{1, "kernel", "compile_error", ""}, {2, "kernel", "compiled", ""}};
+  r.turn_verdicts = {{1, "kernel", "compile_error", "", std::nullopt, false},
+                     {2, "kernel", "compiled", "", std::nullopt, false}};
   RunMetrics m = compute_metrics({r}, 1, speedup_thresholds());
   ASSERT_EQ(m.per_turn.size(), 2u);
   EXPECT_FALSE(m.per_turn[1].pass);
   EXPECT_DOUBLE_EQ(m.per_turn[0].compiles, 0.0);
   EXPECT_DOUBLE_EQ(m.per_turn[1].compiles, 1.0);
+}
+
+// fast_1@1 by turn: a/x is correct but slower at turn 2 and faster at turn 3; b/y is faster
+// at once. A correct kernel that was not timed (ranks shared a GPU) leaves it unknown.
+TEST(PerTurn, FastOneAfterEachTurnAndUnknownWhereACorrectKernelWasNotTimed) {
+  AttemptResult a = attempt("a/x", 0, Outcome::kCorrect, 1.5), b = attempt("b/y", 0, Outcome::kCorrect, 1.2);
+  a.turn_verdicts = {{1, "kernel", "compile_error", "", std::nullopt, false},
+                     {2, "kernel", "correct", "", 0.8, true},
+                     {3, "kernel", "correct", "", 1.5, true}};
+  b.turn_verdicts = {{1, "kernel", "correct", "", 1.2, true}};
+  RunMetrics m = compute_metrics({a, b}, 1, speedup_thresholds());
+  ASSERT_EQ(m.per_turn.size(), 3u);
+  EXPECT_DOUBLE_EQ(*m.per_turn[0].fast1, 0.5);
+  EXPECT_DOUBLE_EQ(*m.per_turn[1].fast1, 0.5) << "correct but slower is not fast";
+  EXPECT_DOUBLE_EQ(*m.per_turn[2].fast1, 1.0);
+  EXPECT_DOUBLE_EQ(*m.per_turn[1].pass, 1.0);
+
+  AttemptResult c = attempt("c/z", 0, Outcome::kCorrect);
+  c.turn_verdicts = {{1, "kernel", "correct", "", std::nullopt, false}};
+  RunMetrics shared = compute_metrics({b, c}, 1, speedup_thresholds());
+  ASSERT_EQ(shared.per_turn.size(), 1u);
+  EXPECT_FALSE(shared.per_turn[0].fast1) << "not timed is not zero";
+  EXPECT_DOUBLE_EQ(*shared.per_turn[0].pass, 1.0);
 }
 
 }  // namespace
