@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "common/format.h"
 #include "report/render_text.h"
@@ -57,6 +58,14 @@ std::string cell(const std::string& text, bool left = false) {
   return std::string("<td") + (left ? " class=\"l\"" : "") + ">" + text + "</td>";
 }
 
+// Every problem some run has, sorted.
+std::vector<std::string> problem_names(const std::vector<RunReport>& runs) {
+  std::set<std::string> names;
+  for (const auto& r : runs)
+    for (const auto& p : r.metrics.problems) names.insert(p.problem);
+  return {names.begin(), names.end()};
+}
+
 std::optional<std::pair<double, double>> interval_of(const AtK& a) {
   if (!a.ci) return std::nullopt;
   return std::pair{a.ci->low, a.ci->high};
@@ -66,11 +75,7 @@ std::optional<std::pair<double, double>> interval_of(const AtK& a) {
 // per-problem tables and the "best speedup" plot name by its slowest size): a kernel that
 // wins at one size and loses at another shows here.
 std::string size_plots(const std::vector<RunReport>& runs) {
-  std::vector<std::string> problems;
-  for (const auto& r : runs)
-    for (const auto& p : r.metrics.problems)
-      if (std::find(problems.begin(), problems.end(), p.problem) == problems.end()) problems.push_back(p.problem);
-  std::sort(problems.begin(), problems.end());
+  const std::vector<std::string> problems = problem_names(runs);
   std::string out;
   for (const std::string& problem : problems) {
     std::vector<std::string> sizes, names;
@@ -209,11 +214,7 @@ std::string plots(const std::vector<RunReport>& runs) {
     out += svg::line_chart(c, series, y_max, false, false);
   }
   // Per problem: best speedup and best roofline fraction.
-  std::vector<std::string> problems;
-  for (const auto& r : runs)
-    for (const auto& p : r.metrics.problems)
-      if (std::find(problems.begin(), problems.end(), p.problem) == problems.end()) problems.push_back(p.problem);
-  std::sort(problems.begin(), problems.end());
+  const std::vector<std::string> problems = problem_names(runs);
   std::vector<std::string> names;
   std::vector<std::vector<std::optional<double>>> speedups, rooflines;
   std::vector<std::string> speed_notes, roof_notes;
