@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "eval/calibration.h"
 #include "common/versions.h"
 #include "common/interrupt.h"
 #include "common/log.h"
@@ -73,7 +74,7 @@ ExitCode run_calibrate(const CalibrateArgs& a, const Globals& g) {
   std::vector<int> gpus = a.gpus.empty() ? std::vector<int>{} : parse_int_list(a.gpus, "--gpus");
   log::info("calibrating " + m.machine_key() + " (about a minute)...");
   nlohmann::json c = eval::run_calibration(gpus);
-  store.record_calibration(machine_key(m), c);
+  store.record_calibration(eval::machine_key(m), c);
   if (a.json) std::cout << c.dump(2) << "\n";
   else print(c);
   return ExitCode::kOk;

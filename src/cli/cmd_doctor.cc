@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "eval/calibration.h"
 #include "common/versions.h"
 #include "common/env.h"
 #include "common/interrupt.h"
@@ -107,7 +108,7 @@ ExitCode run_doctor(const Globals& g, bool json) {
     auto store = open_store(g);
     d.ok("store", "store: " + store.path().string());
     if (!m.gpus.empty()) {
-      if (store.latest_calibration(machine_key(m))) d.ok("calibration", "calibration: present for " + m.machine_key());
+      if (store.latest_calibration(eval::machine_key(m))) d.ok("calibration", "calibration: present for " + m.machine_key());
       else d.warn("calibration", "calibration: none for " + m.machine_key() + " (run 'mgk calibrate' for roofline fractions)");
     }
   } catch (const Error& e) {

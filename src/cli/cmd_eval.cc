@@ -7,7 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "cli/progress_line.h"
+#include "common/progress_line.h"
 #include "common/file.h"
 #include "common/hash.h"
 #include "common/interrupt.h"

@@ -8,6 +8,7 @@
 
 #include "common/env.h"
 #include "common/error.h"
+#include "eval/calibration.h"
 #include "eval/evaluate.h"
 
 namespace mgk::cli {
@@ -103,15 +104,9 @@ store::Store open_store_to_read(const Globals& g) {
   return store::Store::open_read_only(database_path(db_option(g)));
 }
 
-store::MachineKey machine_key(const eval::MachineInfo& m) {
-  return {m.gpu_model(), int(m.gpus.size()), std::to_string(m.driver_version)};
-}
-
 std::optional<eval::Peaks> stored_peaks(const Globals& g, const eval::MachineInfo& m) {
-  if (m.gpus.empty()) return std::nullopt;
-  auto c = open_store(g).latest_calibration(machine_key(m));
-  if (!c) return std::nullopt;
-  return eval::Peaks::from_calibration(*c);
+  store::Store store = open_store(g);
+  return eval::calibrated_peaks(store, m);
 }
 
 }  // namespace mgk::cli

@@ -38,9 +38,9 @@ void require_own_gpus(const std::vector<int>& gpus, const std::string& command);
 store::Store open_store(const Globals& g);
 // The same store for commands that only read it: it must exist, nothing is written.
 store::Store open_store_to_read(const Globals& g);
-store::MachineKey machine_key(const eval::MachineInfo& m);
 
-// Peaks of the latest calibration of this machine, if `mgk calibrate` was run.
+// Peaks of the latest calibration of this machine, if `mgk calibrate` was run
+// (eval/calibration.h).
 std::optional<eval::Peaks> stored_peaks(const Globals& g, const eval::MachineInfo& m);
 
 }  // namespace mgk::cli

@@ -15,4 +15,8 @@ std::string read_file(const std::filesystem::path& path, const std::string& what
 // Writes `text` as the whole file (its folder must exist). Throws mgk::Error "cannot write PATH".
 void write_file(const std::filesystem::path& path, const std::string& text);
 
+// The same through a temporary file and a rename, so that a reader never sees half a file
+// (a kernel the tuner bakes, a Slurm run's script). Throws mgk::Error naming the path.
+void write_file_atomically(const std::filesystem::path& path, const std::string& text);
+
 }  // namespace mgk

@@ -1,10 +1,5 @@
 #include "tune/best_kernel.h"
 
-#include <fstream>
-#include <system_error>
-#include <unistd.h>
-
-#include "common/error.h"
 
 namespace mgk::tune {
 namespace {
@@ -43,22 +38,5 @@ std::string bake_configuration(std::string_view source, const SearchSpace& space
   return out;
 }
 
-void write_file_atomically(const std::filesystem::path& path, const std::string& text) {
-  const std::filesystem::path tmp =
-      path.string() + ".tmp" + std::to_string(static_cast<long>(::getpid()));
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << text;
-    f.flush();
-    if (!f) throw Error("cannot write " + tmp.string() + "; check the directory exists and is writable");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    const std::string why = ec.message();
-    std::filesystem::remove(tmp, ec);
-    throw Error("cannot write " + path.string() + ": " + why);
-  }
-}
 
 }  // namespace mgk::tune

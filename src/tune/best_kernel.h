@@ -1,7 +1,6 @@
 // The tuner's output: the kernel source with the chosen configuration baked in as defaults,
 // so `mgk eval PROBLEM best.cu` measures exactly the winning configuration.
 #pragma once
-#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,9 +19,5 @@ std::string bake_configuration(std::string_view source, const SearchSpace& space
 
 // `source` without a block that bake_configuration put at its top.
 std::string_view strip_baked_block(std::string_view source);
-
-// Writes `text` to `path` through a temporary file and a rename, so a reader never sees
-// half a kernel. Throws mgk::Error naming the path.
-void write_file_atomically(const std::filesystem::path& path, const std::string& text);
 
 }  // namespace mgk::tune

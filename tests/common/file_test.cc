@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "support/test_paths.h"
@@ -27,6 +28,18 @@ TEST(ReadFile, ReturnsTheBytesAndNamesWhatIsMissing) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ExitCode::kInfrastructure);
   }
+}
+
+TEST(WriteFileAtomically, LeavesTheNewTextAndNoTemporary) {
+  test::TempDir dir;
+  const auto path = dir.path() / "best.cu";
+  write_file_atomically(path, "one\n");
+  write_file_atomically(path, "two\n");
+  EXPECT_EQ(read_file(path), "two\n");
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()),
+                          std::filesystem::directory_iterator()),
+            1);  // no temporary left behind
+  EXPECT_THROW(write_file_atomically(dir.path() / "missing" / "best.cu", "x"), Error);
 }
 
 }  // namespace

@@ -2,11 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
-
-#include "common/error.h"
-#include "support/test_paths.h"
 #include "tune/markers.h"
 
 namespace mgk::tune {
@@ -22,13 +17,6 @@ const char* kKernel =
     "#ifndef CHUNK_KB\n#define CHUNK_KB 64\n#endif\n"
     "#ifndef MECH\n#define MECH kTma\n#endif\n"
     "__global__ void k() {}\n";
-
-std::string read(const std::filesystem::path& p) {
-  std::ifstream f(p);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
 TEST(BestKernel, BakesTheConfigurationAsOverridableDefaultsAtTheTop) {
   SearchSpace space = parse_markers(kKernel);
@@ -64,18 +52,6 @@ TEST(BestKernel, TheBakedFileParsesToTheSameSpaceAndCanBeBakedAgain) {
   EXPECT_NE(rebaked.find("#define BLOCKS 8\n"), std::string::npos);
   EXPECT_NE(rebaked.find("#define MECH kLdSt\n#endif\n// ---- mgk tune"), std::string::npos);
   EXPECT_EQ(strip_baked_block(rebaked), kKernel);
-}
-
-TEST(BestKernel, WritesAtomically) {
-  test::TempDir dir;
-  const auto path = dir.path() / "best.cu";
-  write_file_atomically(path, "one\n");
-  write_file_atomically(path, "two\n");
-  EXPECT_EQ(read(path), "two\n");
-  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()),
-                          std::filesystem::directory_iterator()),
-            1);  // no temporary left behind
-  EXPECT_THROW(write_file_atomically(dir.path() / "missing" / "best.cu", "x"), Error);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // The references compiled before a session's first paid call: in parallel, into the compile
 // cache the evaluations then hit, the first broken one (in the problems' order) named.
 // Real nvcc, no GPU.
-#include "cli/preflight.h"
+#include "eval/preflight.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 #include "problems/catalog.h"
 #include "support/test_paths.h"
 
-namespace mgk::cli {
+namespace mgk::eval {
 namespace {
 
 class Preflight : public ::testing::Test {
@@ -45,4 +45,4 @@ TEST_F(Preflight, TheReferencesAreCompiledIntoTheCacheAndTheFirstBrokenOneIsName
 }
 
 }  // namespace
-}  // namespace mgk::cli
+}  // namespace mgk::eval

@@ -9,7 +9,7 @@
 #include "eval/machine.h"
 #include "problems/spec.h"
 
-namespace mgk::cli {
+namespace mgk::eval {
 
 struct PreflightOptions {
   bool compile_only = false;
@@ -34,4 +34,4 @@ void report_preflight_for_dry_run(const std::vector<problems::Spec>& specs, cons
 // for mgk, sm_90a).
 std::string evaluation_arch(const eval::MachineInfo& machine);
 
-}  // namespace mgk::cli
+}  // namespace mgk::eval

@@ -10,7 +10,7 @@
 #include "agent/problem_prompt.h"
 #include "llm/config.h"
 
-namespace mgk::cli {
+namespace mgk::bench {
 
 struct DryRun {
   std::string model, mode;
@@ -28,4 +28,4 @@ void print_dry_run(std::ostream& out, const DryRun& d);
 // "2 ranks: [0,1] [2,3]  (2 evaluations at a time)" or the ranks-share and no-GPU forms.
 std::string group_line(int world, const std::vector<std::vector<int>>& groups, bool compile_only);
 
-}  // namespace mgk::cli
+}  // namespace mgk::bench

@@ -1,4 +1,4 @@
-#include "cli/preflight.h"
+#include "eval/preflight.h"
 
 #include <algorithm>
 #include <atomic>
@@ -11,12 +11,12 @@
 #include <iostream>
 #include <sstream>
 
-#include "cli/progress_line.h"
+#include "common/progress_line.h"
 #include "common/error.h"
 #include "process/run.h"
 #include "eval/compile.h"
 
-namespace mgk::cli {
+namespace mgk::eval {
 
 std::string evaluation_arch(const eval::MachineInfo& machine) {
   return machine.gpus.empty() ? "" : eval::arch_for(machine.gpus.front().cc);
@@ -104,4 +104,4 @@ void report_preflight_for_dry_run(const std::vector<problems::Spec>& specs, cons
   }
 }
 
-}  // namespace mgk::cli
+}  // namespace mgk::eval

@@ -1,10 +1,10 @@
-#include "cli/progress_line.h"
+#include "common/progress_line.h"
 
 #include <unistd.h>
 
 #include <cstdio>
 
-namespace mgk::cli {
+namespace mgk {
 
 ProgressLine::ProgressLine() : on_(isatty(STDERR_FILENO) != 0) {}
 
@@ -24,4 +24,4 @@ std::function<void(const std::string&)> ProgressLine::callback() {
   return [this](const std::string& what) { show(what); };
 }
 
-}  // namespace mgk::cli
+}  // namespace mgk

@@ -1,18 +1,21 @@
-#include "cli/bench_slurm.h"
+#include "bench/slurm_run.h"
 
 #include <iostream>
 
 #include "bench/slurm_executor.h"
+#include "bench/station.h"
 #include "bench/work_list.h"
 #include "common/env.h"
 #include "common/error.h"
+#include "common/file.h"
 #include "common/format.h"
 #include "common/interrupt.h"
 #include "common/log.h"
+#include "llm/config.h"
+#include "llm/provider.h"
 #include "report/table.h"
-#include "tune/best_kernel.h"
 
-namespace mgk::cli {
+namespace mgk::bench {
 namespace {
 
 // Records a submitted job in the run's args, where --status and --resume find it.
@@ -66,8 +69,8 @@ std::string script_for(const bench::SlurmOptions& slurm, const bench::RunFolder&
 void submit_new_run(store::Store& store, int64_t run_id, const std::string& api_key_env) {
   SlurmRun r = SlurmRun::load(store, run_id);
   std::filesystem::create_directories(r.folder.dir);
-  tune::write_file_atomically(r.folder.run_file(), run_file_json(r).dump(2) + "\n");
-  tune::write_file_atomically(r.folder.script(), script_for(r.slurm, r.folder, r.id, r.spec, api_key_env));
+  write_file_atomically(r.folder.run_file(), run_file_json(r).dump(2) + "\n");
+  write_file_atomically(r.folder.script(), script_for(r.slurm, r.folder, r.id, r.spec, api_key_env));
   const std::string id = std::to_string(run_id);
   const std::string stored = "run " + id + " is stored: 'mgk bench --resume " + id +
                              "' or the same command submits it once sbatch takes it";
@@ -166,4 +169,51 @@ bool merge_shards(store::Store& store, int64_t run_id) {
   return bench::remaining_work(planned, store.attempts_of_run(run_id), false).to_run.empty();
 }
 
-}  // namespace mgk::cli
+ExitCode run_on_slurm(const Request& a, store::Store& store, const Choice& choice,
+                      const agent::PromptLibrary& prompts) {
+  const BenchSpec& spec = choice.spec;
+  const int attempts = int(spec.problem_list.size()) * spec.samples;
+  SlurmOptions slurm = a.slurm;
+  slurm.tasks = slurm.tasks > 0 ? std::min(slurm.tasks, attempts) : attempts;
+  if (choice.run_id != 0) {
+    const std::string id = std::to_string(choice.run_id);
+    if (a.dry_run) throw UsageError("--dry-run shows a new run; 'mgk bench --status " + id + "' shows run " + id);
+    const SlurmRun stored = SlurmRun::load(store, choice.run_id);
+    for (const auto& [flag, same] : {std::pair{"--array-tasks", slurm.tasks == stored.slurm.tasks},
+                                     {"--array-parallelism", slurm.array_parallelism == stored.slurm.array_parallelism},
+                                     {"--jobs", a.jobs == stored.spec.jobs},
+                                     {"--max-cost", a.max_cost == stored.spec.max_cost_usd}})
+      if (a.was_typed(flag) && !same)
+        throw UsageError(std::string(flag) + " was fixed when run " + id + " was submitted; leave it out to resume it");
+    std::vector<std::string> sbatch;  // given now, they override the script's for the tasks submitted again
+    if (a.was_typed("--partition")) sbatch.push_back("--partition=" + a.slurm.partition);
+    if (a.was_typed("--time")) sbatch.push_back("--time=" + a.slurm.time);
+    if (a.was_typed("--gpus-per-task")) sbatch.push_back("--gpus-per-task=" + std::to_string(a.slurm.gpus_per_task));
+    sbatch.insert(sbatch.end(), a.slurm.sbatch_args.begin(), a.slurm.sbatch_args.end());
+    resubmit_failed(store, choice.run_id, a.retry_failed, sbatch);
+    return ExitCode::kOk;
+  }
+  if (!a.gpus.empty())
+    throw UsageError("--gpus names this machine's GPUs; with --executor slurm each task evaluates on the GPUs of "
+                     "its allocation (--gpus-per-task N)");
+  if (!spec.compile_only && a.slurm.gpus_per_task == 0)
+    log::warning("no --gpus-per-task: each task gets only the GPUs its partition gives unasked (on most clusters none)");
+  const llm::Config llm_config = llm::load_config();
+  const llm::Endpoint& endpoint = llm_config.endpoint(spec.model.substr(0, spec.model.find(':')));
+  const std::string key_env = endpoint.api_key_required ? endpoint.api_key_env : "";
+  if (a.dry_run) {
+    print_dry_run(spec, store, prompts);
+    std::cout << "\nthe job-array script (not submitted; run 0 stands for the run's id; sbatch --array="
+              << array_spec(every_task(slurm), slurm.array_parallelism) << "):\n"
+              << script_for(slurm, RunFolder::of(store.path(), "RUN-UUID"), 0, spec, key_env);
+    return ExitCode::kOk;
+  }
+  // A missing key or price stops here, before anything is submitted.
+  check_cost_limits(*llm::make_provider(spec.model, llm_config), spec);
+  nlohmann::json args = spec.to_json();
+  args["slurm"] = slurm.to_json();
+  submit_new_run(store, store.begin_run({"bench", spec.model, args}), key_env);
+  return ExitCode::kOk;
+}
+
+}  // namespace mgk::bench

@@ -4,7 +4,7 @@
 #include <functional>
 #include <string>
 
-namespace mgk::cli {
+namespace mgk {
 
 class ProgressLine {
  public:
@@ -22,4 +22,4 @@ class ProgressLine {
   bool shown_ = false;
 };
 
-}  // namespace mgk::cli
+}  // namespace mgk

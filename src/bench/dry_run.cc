@@ -1,11 +1,11 @@
-#include "cli/dry_run.h"
+#include "bench/dry_run.h"
 
 #include <set>
 
 #include "bench/gpu_pool.h"
 #include "common/format.h"
 
-namespace mgk::cli {
+namespace mgk::bench {
 namespace {
 
 // A rough count (about four characters a token for English and code): the provider's
@@ -55,4 +55,4 @@ void print_dry_run(std::ostream& out, const DryRun& d) {
     out << "no price is known for " << d.model << ": its cost cannot be estimated (give one in the config)\n";
 }
 
-}  // namespace mgk::cli
+}  // namespace mgk::bench

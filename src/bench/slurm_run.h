@@ -1,17 +1,21 @@
 // `mgk bench --executor slurm` on the machine that submits: a run handed to Slurm as a job
 // array (bench/slurm_job.h), its progress (--status), its failed tasks submitted again
 // (--resume), and its shards gathered into the store (--merge). What each array task runs
-// on its node is cmd_bench.cc's `--shard K/N`: the local executor over its shard.
+// on its node is bench/array_task.h: the local executor over its shard.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "agent/prompt_library.h"
 #include "bench/bench_spec.h"
+#include "bench/choose_run.h"
+#include "bench/request.h"
 #include "bench/slurm_job.h"
+#include "common/error.h"
 #include "store/store.h"
 
-namespace mgk::cli {
+namespace mgk::bench {
 
 // A bench run submitted to Slurm, as its stored args describe it.
 struct SlurmRun {
@@ -50,4 +54,9 @@ bool merge_shards(store::Store& store, int64_t run_id);
 std::string script_for(const bench::SlurmOptions& slurm, const bench::RunFolder& folder, int64_t run_id,
                        const bench::BenchSpec& spec, const std::string& api_key_env);
 
-}  // namespace mgk::cli
+// A new run given to Slurm: written out and submitted (with --dry-run, the script shown);
+// a run submitted before: its failed tasks submitted again.
+ExitCode run_on_slurm(const Request& r, store::Store& store, const Choice& choice,
+                      const agent::PromptLibrary& prompts);
+
+}  // namespace mgk::bench
