@@ -357,9 +357,9 @@ Agent::StepResult Agent::execute_refine(const std::string& reply_text, int index
   // A kernel resent byte for byte is judged again (fresh inputs, fresh timings), its build
   // found in the compile cache; the model and the stored turn are told which turn it repeats.
   const auto [first, resent] = first_turn_of_.emplace(hash, index);
-  const eval::EvalResult result = HostPaths::of_this_machine(sandbox_).relative(judge_kernel(file, hash, index));
+  const results::EvalResult result = HostPaths::of_this_machine(sandbox_).relative(judge_kernel(file, hash, index));
   StepResult r{Action::kKernel, verdict_summary(result), hash,
-               render_feedback(*deps_.prompts, result, index + 1, setup_.limits.turns), min_speedup(result)};
+               render_feedback(*deps_.prompts, result, index + 1, setup_.limits.turns), result.speedup()};
   if (!resent && first->second != index) {
     const std::string turn = std::to_string(first->second + 1);
     r.outcome += " (unchanged from turn " + turn + ")";
@@ -367,9 +367,9 @@ Agent::StepResult Agent::execute_refine(const std::string& reply_text, int index
                                        {{"turn", turn}, {"build_reused", result.compile_cached ? "1" : ""}}) +
                  "\n" + r.feedback;
   }
-  if (ctrl_c() && result.verdict == eval::Verdict::kInfrastructure) {
+  if (ctrl_c() && result.verdict == results::Verdict::kInfrastructure) {
     r.interrupted = true;
-  } else if (result.verdict == eval::Verdict::kInfrastructure) {
+  } else if (result.verdict == results::Verdict::kInfrastructure) {
     // Another call would be billed for a failure that is not the kernel's: stop here. The
     // feedback is stored all the same, so a resumed session asks for the kernel again.
     exit_ = ExitReason::kInfrastructure;
@@ -396,13 +396,13 @@ Agent::StepResult Agent::execute_shell(const std::string& reply_text) {
           std::nullopt};
 }
 
-eval::EvalResult Agent::judge_kernel(const fs::path& file, const std::string& hash, int index) {
-  eval::EvalResult result;
+results::EvalResult Agent::judge_kernel(const fs::path& file, const std::string& hash, int index) {
+  results::EvalResult result;
   // The judge could not work (Ctrl-C included): an infrastructure verdict, recorded like any
   // other, so the turn that paid for the kernel is kept; the next turn sees the flag.
   auto could_not_judge = [&](const char* why) {
-    result = eval::EvalResult{};
-    result.verdict = eval::Verdict::kInfrastructure;
+    result = results::EvalResult{};
+    result.verdict = results::Verdict::kInfrastructure;
     result.message = why;
     result.problem = setup_.problem;
     result.world_size = setup_.world_size;
@@ -416,20 +416,20 @@ eval::EvalResult Agent::judge_kernel(const fs::path& file, const std::string& ha
   }
   // Ctrl-C reaches the evaluator's processes too (they share the terminal): a failure seen
   // after it says nothing about the kernel, and is stored as the infrastructure's.
-  if (ctrl_c() && result.verdict != eval::Verdict::kCorrect && result.verdict != eval::Verdict::kIncorrect &&
-      result.verdict != eval::Verdict::kInfrastructure) {
+  if (ctrl_c() && result.verdict != results::Verdict::kCorrect && result.verdict != results::Verdict::kIncorrect &&
+      result.verdict != results::Verdict::kInfrastructure) {
     result.message = "the evaluation was interrupted (Ctrl-C) before it finished (it had come to " +
-                     std::string(eval::to_string(result.verdict)) + ": " + result.message + ")";
-    result.verdict = eval::Verdict::kInfrastructure;
+                     std::string(results::to_string(result.verdict)) + ": " + result.message + ")";
+    result.verdict = results::Verdict::kInfrastructure;
   }
   store::EvaluationRecord e = store::EvaluationRecord::from_result(result.to_json(), hash);
   e.attempt_id = attempt_id_;
   if (index >= 0) e.turn_index = index;
   deps_.store->record_evaluation(e);
-  if (result.verdict != eval::Verdict::kCorrect) return result;
+  if (result.verdict != results::Verdict::kCorrect) return result;
   // The fastest correct kernel wins; where nothing is timed (ranks sharing a GPU) the
   // first correct one is kept.
-  auto speedup = min_speedup(result);
+  const std::optional<double> speedup = result.speedup();
   if (!best_hash_ || (speedup && (!best_speedup_ || *speedup > *best_speedup_))) {
     best_speedup_ = speedup;
     best_hash_ = hash;
@@ -456,7 +456,7 @@ AttemptOutcome Agent::finish(ExitReason reason) {
   if (setup_.mode == Mode::kShell && reason != ExitReason::kInterrupted && fs::exists(final_kernel)) {
     final_result_ = judge_kernel(
         final_kernel, deps_.store->put_kernel(read_file(final_kernel, "the final kernel")), turns_ - 1);
-    if (final_result_->verdict == eval::Verdict::kInfrastructure && reason != ExitReason::kApiError) {
+    if (final_result_->verdict == results::Verdict::kInfrastructure && reason != ExitReason::kApiError) {
       reason = ctrl_c() ? ExitReason::kInterrupted : ExitReason::kInfrastructure;
       if (!ctrl_c()) exit_message_ = "the evaluator failed on the final kernel.cu: " + final_result_->message;
     }

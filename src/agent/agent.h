@@ -79,7 +79,7 @@ struct AttemptOutcome {
   std::filesystem::path sandbox_dir;
   std::optional<std::filesystem::path> best_kernel;  // <sandbox>/best.cu, when one passed
   std::optional<double> best_speedup;                // its slowest speedup over the sizes
-  std::optional<eval::EvalResult> final_result;      // shell mode: the judgement of kernel.cu
+  std::optional<results::EvalResult> final_result;      // shell mode: the judgement of kernel.cu
   int turns = 0;
   int64_t tokens_in = 0, tokens_out = 0;
   double cost_usd = 0;
@@ -153,7 +153,7 @@ class Agent {
   StepResult execute_refine(const std::string& reply_text, int index);
   StepResult execute_shell(const std::string& reply_text);
   StepResult format_error(const std::string& problem, bool shell_mode);
-  eval::EvalResult judge_kernel(const std::filesystem::path& file, const std::string& hash,
+  results::EvalResult judge_kernel(const std::filesystem::path& file, const std::string& hash,
                                 int index);
   std::string limits_warning(int next_index) const;
   void prepare_sandbox();
@@ -179,7 +179,7 @@ class Agent {
   std::string exit_message_;
   std::optional<std::string> best_hash_;
   std::optional<double> best_speedup_;
-  std::optional<eval::EvalResult> final_result_;
+  std::optional<results::EvalResult> final_result_;
   std::map<std::string, int> first_turn_of_;  // kernel hash -> the turn index that first sent it
 };
 

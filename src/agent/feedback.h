@@ -6,30 +6,24 @@
 #include <string>
 
 #include "agent/prompt_library.h"
-#include "eval/result.h"
+#include "results/eval_result.h"
 
 namespace mgk::agent {
 
-// True when every size of the result was timed against the reference. A correct result
-// from ranks sharing a GPU (or a --no-time check) was only checked.
-bool timed(const eval::EvalResult& result);
-
-// The slowest speedup over the sizes, for a correct, timed result; nullopt otherwise. This
-// is what "best kernel" ranks by: a kernel is only as good as its worst size.
-std::optional<double> min_speedup(const eval::EvalResult& result);
-
 // "feedback/compile_error", "feedback/refused" (a check's rule broken), "feedback/mismatch", "feedback/correct_fast",
-// "feedback/correct_untimed" (correct, nothing timed), "feedback/compiled" (--compile-only).
-std::string feedback_template(const eval::EvalResult& result);
+// "feedback/correct_untimed" (correct, nothing timed), "feedback/correct_not_credible" (timed, but
+// under the floor or the outside clock: no speedup), "feedback/compiled" (--compile-only).
+// The kernel's speedup is results::EvalResult::speedup(): its slowest size's.
+std::string feedback_template(const results::EvalResult& result);
 
 // The variables feedback_template(result) uses, plus "turn" and "max_turns".
-TemplateVars feedback_vars(const eval::EvalResult& result, int turn, int max_turns);
+TemplateVars feedback_vars(const results::EvalResult& result, int turn, int max_turns);
 
-std::string render_feedback(const PromptLibrary& prompts, const eval::EvalResult& result,
+std::string render_feedback(const PromptLibrary& prompts, const results::EvalResult& result,
                             int turn, int max_turns);
 
 // "correct 1.42x", "correct (not timed)", "incorrect", "compile_error", ...: one word or
 // two for progress lines.
-std::string verdict_summary(const eval::EvalResult& result);
+std::string verdict_summary(const results::EvalResult& result);
 
 }  // namespace mgk::agent

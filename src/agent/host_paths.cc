@@ -63,14 +63,13 @@ std::string HostPaths::relative(std::string text) const {
   return text;
 }
 
-eval::EvalResult HostPaths::relative(eval::EvalResult r) const {
+results::EvalResult HostPaths::relative(results::EvalResult r) const {
   r.message = relative(r.message);
   r.compile_log = relative(r.compile_log);
   r.phase = relative(r.phase);
-  auto scrub = [&](std::vector<eval::SizeResult>& sizes) {
+  auto scrub = [&](std::vector<results::SizeResult>& sizes) {
     for (auto& s : sizes) {
       s.failure = relative(s.failure);
-      s.mismatch = relative(s.mismatch);
       s.not_credible = relative(s.not_credible);
     }
   };

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "eval/result.h"
+#include "results/eval_result.h"
 
 namespace mgk::agent {
 
@@ -24,7 +24,7 @@ class HostPaths {
   // `text` with every one of the folders taken out of the paths it writes.
   std::string relative(std::string text) const;
   // The result as the model reads it: the compile log, the message, the failures.
-  eval::EvalResult relative(eval::EvalResult result) const;
+  results::EvalResult relative(results::EvalResult result) const;
 
  private:
   std::vector<std::pair<std::string, std::string>> folders_;  // longest first: the deepest folder wins

@@ -4,7 +4,7 @@
 
 namespace mgk::agent {
 
-eval::EvalResult EvaluatorJudge::judge(const std::filesystem::path& kernel_file) {
+results::EvalResult EvaluatorJudge::judge(const std::filesystem::path& kernel_file) {
   eval::EvalOptions o = options_;
   o.kernel = kernel_file;
   o.kernel_shown_as = eval::kStagedName;  // the model's kernel is kernel.cu, wherever it is written

@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "eval/evaluate.h"
-#include "eval/result.h"
+#include "results/eval_result.h"
 
 namespace mgk::agent {
 
@@ -13,7 +13,7 @@ class Judge {
   virtual ~Judge() = default;
   // Compiles, checks and times the file. Anything the kernel does is in the verdict;
   // throws mgk::Error only when the judge itself cannot work.
-  virtual eval::EvalResult judge(const std::filesystem::path& kernel_file) = 0;
+  virtual results::EvalResult judge(const std::filesystem::path& kernel_file) = 0;
 };
 
 // eval::evaluate with fixed options (problem, world size, GPUs, sizes); only the kernel
@@ -21,7 +21,7 @@ class Judge {
 class EvaluatorJudge : public Judge {
  public:
   explicit EvaluatorJudge(eval::EvalOptions options) : options_(std::move(options)) {}
-  eval::EvalResult judge(const std::filesystem::path& kernel_file) override;
+  results::EvalResult judge(const std::filesystem::path& kernel_file) override;
   const eval::EvalOptions& options() const { return options_; }
 
  private:

@@ -7,7 +7,7 @@ namespace mgk::bench {
 PooledJudge::PooledJudge(eval::EvalOptions options, GpuPool* pool, const std::atomic<bool>* cancel, Status status)
     : options_(std::move(options)), pool_(pool), cancel_(cancel), status_(std::move(status)) {}
 
-eval::EvalResult PooledJudge::judge(const std::filesystem::path& kernel_file) {
+results::EvalResult PooledJudge::judge(const std::filesystem::path& kernel_file) {
   eval::EvalOptions o = options_;
   o.kernel = kernel_file;
   o.kernel_is_reference = false;
@@ -20,7 +20,7 @@ eval::EvalResult PooledJudge::judge(const std::filesystem::path& kernel_file) {
   if (status_)
     status_(o.compile_only ? "compiling" : "evaluating on GPUs " + gpu_list(o.gpus) +
                                                (eval::ranks_share_gpu(o.gpus) ? " (ranks share, not timed)" : ""));
-  eval::EvalResult r = eval::evaluate(o);
+  results::EvalResult r = eval::evaluate(o);
   if (status_) status_("");
   return r;
 }

@@ -17,7 +17,7 @@ class PooledJudge : public agent::Judge {
   using Status = std::function<void(const std::string&)>;
   // `pool` null: options are used as they are (compile only, or GPUs fixed by the caller).
   PooledJudge(eval::EvalOptions options, GpuPool* pool, const std::atomic<bool>* cancel, Status status);
-  eval::EvalResult judge(const std::filesystem::path& kernel_file) override;
+  results::EvalResult judge(const std::filesystem::path& kernel_file) override;
 
  private:
   eval::EvalOptions options_;

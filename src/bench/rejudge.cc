@@ -52,9 +52,9 @@ std::optional<std::string> best_kernel(const std::vector<store::EvaluationRecord
   return best;
 }
 
-eval::EvalResult could_not_judge(const store::AttemptSummary& old, const std::string& why) {
-  eval::EvalResult r;
-  r.verdict = eval::Verdict::kInfrastructure;
+results::EvalResult could_not_judge(const store::AttemptSummary& old, const std::string& why) {
+  results::EvalResult r;
+  r.verdict = results::Verdict::kInfrastructure;
   r.message = why;
   r.problem = old.problem;
   r.world_size = old.world_size;
@@ -112,7 +112,7 @@ int64_t Rejudger::run(const WorkItem& item, const Status& status) const {
   // What a killed rejudge of this attempt had judged already, and each kernel's result once.
   std::set<int> judged;
   size_t judged_without_turn = 0;
-  std::map<std::string, nlohmann::json> result_of;
+  std::map<std::string, results::EvalResult> result_of;
   for (const store::EvaluationRecord& e : store_.evaluations_of_attempt(id)) {
     if (e.turn_index) judged.insert(*e.turn_index);
     else ++judged_without_turn;
@@ -131,7 +131,7 @@ int64_t Rejudger::run(const WorkItem& item, const Status& status) const {
       return id;
     }
     auto cached = result_of.find(j.kernel_hash);
-    nlohmann::json result;
+    results::EvalResult result;
     if (cached != result_of.end()) {
       result = cached->second;  // the same kernel sent again: judged once
     } else {
@@ -142,7 +142,7 @@ int64_t Rejudger::run(const WorkItem& item, const Status& status) const {
       const fs::path file = dir / ("kernel_turn" + std::to_string(j.turn.value_or(int(n) - 1) + 1) + ".cu");
       write_file(file, *source);
       if (status) status("judging kernel " + std::to_string(n) + " of " + std::to_string(todo.size()));
-      eval::EvalResult r;
+      results::EvalResult r;
       bool cut_off = false;
       try {
         r = judge_(old.problem, file, status);
@@ -153,12 +153,12 @@ int64_t Rejudger::run(const WorkItem& item, const Status& status) const {
       }
       // Ctrl-C reaches the evaluator's processes too: what it ended says nothing of the
       // kernel, so nothing is stored and a resume judges the kernel again.
-      const bool settled = r.verdict == eval::Verdict::kCorrect || r.verdict == eval::Verdict::kIncorrect;
+      const bool settled = r.verdict == results::Verdict::kCorrect || r.verdict == results::Verdict::kIncorrect;
       if (cut_off || (interrupt_ && interrupt_->load() && !settled)) {
         store_.finish_attempt(id, {store::Status::kInterrupted, old.exit_reason, std::nullopt});
         return id;
       }
-      result = r.to_json();
+      result = std::move(r);
       result_of.emplace(j.kernel_hash, result);
     }
     store::EvaluationRecord e = store::EvaluationRecord::from_result(result, j.kernel_hash);

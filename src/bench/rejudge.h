@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "eval/result.h"
+#include "results/eval_result.h"
 #include "bench/work_list.h"
 #include "store/store.h"
 
@@ -35,7 +35,7 @@ class Rejudger {
   using Status = std::function<void(const std::string&)>;
   // Judges one kernel file of the problem (its options: the problem, the world; the GPUs per
   // lease), saying what it does on `status`. Throws mgk::Error when the judge cannot work.
-  using Judge = std::function<eval::EvalResult(const std::string& problem, const std::filesystem::path& kernel,
+  using Judge = std::function<results::EvalResult(const std::string& problem, const std::filesystem::path& kernel,
                                                const Status& status)>;
 
   // `compile_only`: the judge only compiles (today's checks, no GPU), as each copy's config says.

@@ -30,17 +30,17 @@ struct EvalArgs {
   std::vector<std::string> defines, nvcc_flags;
 };
 
-ExitCode exit_code_for(eval::Verdict v) {
+ExitCode exit_code_for(results::Verdict v) {
   switch (v) {
-    case eval::Verdict::kCorrect:
-    case eval::Verdict::kCompiled: return ExitCode::kOk;
-    case eval::Verdict::kTimeout: return ExitCode::kTimeout;
-    case eval::Verdict::kInfrastructure: return ExitCode::kInfrastructure;
+    case results::Verdict::kCorrect:
+    case results::Verdict::kCompiled: return ExitCode::kOk;
+    case results::Verdict::kTimeout: return ExitCode::kTimeout;
+    case results::Verdict::kInfrastructure: return ExitCode::kInfrastructure;
     default: return ExitCode::kIncorrect;
   }
 }
 
-void record(store::Store& store, const eval::EvalOptions& o, const eval::EvalResult& r,
+void record(store::Store& store, const eval::EvalOptions& o, const results::EvalResult& r,
             const std::string& source) {
   std::string hash = store.put_kernel(source);
   // What the evaluation was, as it could be run again from anywhere: the kernel's absolute
@@ -55,7 +55,7 @@ void record(store::Store& store, const eval::EvalOptions& o, const eval::EvalRes
   auto rec = store::EvaluationRecord::from_result(r.to_json(), hash);
   rec.run_id = run;
   store.record_evaluation(rec);
-  store.finish_run(run, store::Status::kDone, {{"verdict", eval::to_string(r.verdict)}});
+  store.finish_run(run, store::Status::kDone, {{"verdict", results::to_string(r.verdict)}});
 }
 
 ExitCode run_eval(const EvalArgs& a, const Globals& g) {
@@ -94,7 +94,7 @@ ExitCode run_eval(const EvalArgs& a, const Globals& g) {
   // now, not after minutes of work whose result could then not be kept.
   std::optional<store::Store> store;
   if (!a.no_store) store = open_store(g);
-  eval::EvalResult r;
+  results::EvalResult r;
   {
     ProgressLine progress;  // compiling, starting ranks, trial k/n, timing: on a terminal only
     if (!a.json) o.progress = progress.callback();
@@ -102,9 +102,9 @@ ExitCode run_eval(const EvalArgs& a, const Globals& g) {
   }
   // The bytes the evaluator compiled, not the file as it is now (it may have been edited).
   const std::string& source = r.source;
-  if (a.json) std::cout << store::with_kernel_hash(r.to_json(), r.kernel_hash).dump(2) << "\n";
+  if (a.json) std::cout << r.to_json().dump(2) << "\n";
   else std::cout << eval::format_report(r, machine.gpu_model());
-  if (!r.compile_log.empty() && !a.json && (r.verdict == eval::Verdict::kCompileError || g.verbose))
+  if (!r.compile_log.empty() && !a.json && (r.verdict == results::Verdict::kCompileError || g.verbose))
     std::cout << "--- nvcc output ---\n" << r.compile_log << "\n";
   if (store) record(*store, o, r, source);
   return exit_code_for(r.verdict);

@@ -80,7 +80,7 @@ struct SizeRun {
   RankGroup& group;
   const EvalOptions& o;
   const SizePlan& plan;
-  SizeResult& sr;
+  results::SizeResult& sr;
   double protocol_spread_us;  // the outside clock's probes (0 when there were none)
   void progress(const std::string& what) const {
     if (o.progress) o.progress("size " + plan.size + ": " + what);
@@ -88,12 +88,12 @@ struct SizeRun {
 };
 
 // The first failure a rank reports for the candidate, copied into sr; false if none did.
-bool take_failure(const std::vector<wire::Reply>& replies, SizeResult& sr) {
+bool take_failure(const std::vector<wire::Reply>& replies, results::SizeResult& sr) {
   for (const auto& rep : replies) {
     if (!rep.verdict || rep.verdict->correct) continue;
     sr.failure = rep.verdict->failure;
     sr.failure_kind = wire::to_string(rep.verdict->kind);
-    if (rep.verdict->mismatch) sr.mismatch = wire::to_json(*rep.verdict->mismatch).dump();
+    sr.mismatch = rep.verdict->mismatch;
     return true;
   }
   return false;
@@ -219,8 +219,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 // "incorrect at size tiny: output mismatch; incorrect too at odd; correct at small" when a
 // size failed (the sizes that passed are named only where --keep-going checked them).
-std::optional<std::string> failed_sizes_message(const std::vector<SizeResult>& sizes, bool keep_going) {
-  const SizeResult* first = nullptr;
+std::optional<std::string> failed_sizes_message(const std::vector<results::SizeResult>& sizes, bool keep_going) {
+  const results::SizeResult* first = nullptr;
   std::vector<std::string> more, passed;
   for (const auto& s : sizes) {
     if (s.correct) passed.push_back(s.size);
@@ -237,10 +237,10 @@ std::optional<std::string> failed_sizes_message(const std::vector<SizeResult>& s
 // A hang or a rank's failure ends the evaluation with its own verdict, unless a size had
 // already failed (--keep-going went on past it): the kernel is incorrect all the same, as it
 // would have been without the flag, and what ended the run is said after that.
-void end_early(EvalResult& res, Verdict verdict, const std::string& what, const std::string& phase, bool keep_going) {
+void end_early(results::EvalResult& res, results::Verdict verdict, const std::string& what, const std::string& phase, bool keep_going) {
   res.phase = phase;
   if (auto failed = failed_sizes_message(res.sizes, keep_going)) {
-    res.verdict = Verdict::kIncorrect;
+    res.verdict = results::Verdict::kIncorrect;
     res.message = *failed + "; then: " + what;
   } else {
     res.verdict = verdict;
@@ -261,7 +261,7 @@ struct GroupInputs {
 // --keep-going. `code_ran` turns true once the candidate's library is loaded. Throws what
 // the group throws (HangError, RankError).
 void run_group(const GroupInputs& in, const std::vector<int>& gpus, const std::vector<SizePlan>& sizes, bool timed,
-               const std::function<void(const std::string&)>& progress, EvalResult& res, std::vector<SizeResult>& out,
+               const std::function<void(const std::string&)>& progress, results::EvalResult& res, std::vector<results::SizeResult>& out,
                bool& code_ran) {
   const EvalOptions& o = in.o;
   const double timeout = o.timeout_seconds;
@@ -298,7 +298,7 @@ void run_group(const GroupInputs& in, const std::vector<int>& gpus, const std::v
   bool failed_before = false;  // --keep-going: a later size is checked, not timed
   for (const auto& size_plan : sizes) {
     throw_if_interrupted();
-    SizeResult sr;
+    results::SizeResult sr;
     sr.size = size_plan.size;
     SizeRun run{group, so, size_plan, sr, res.protocol_spread_us};
     run.progress("allocating, mgk_setup");
@@ -336,13 +336,13 @@ bool ranks_share_gpu(const std::vector<int>& gpus) {
   return std::set<int>(gpus.begin(), gpus.end()).size() < gpus.size();
 }
 
-EvalResult evaluate(const EvalOptions& o) {
+results::EvalResult evaluate(const EvalOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   install_interrupt_handler();
   auto progress = [&](const std::string& what) {
     if (o.progress) o.progress(what);
   };
-  EvalResult res;
+  results::EvalResult res;
   const EvalPlan plan = plan_evaluation(o.problem, o.sizes, o.dtype, o.world_size);  // validates everything first
   const problems::Spec& spec = plan.spec;
   res.problem = spec.name;
@@ -388,9 +388,10 @@ EvalResult evaluate(const EvalOptions& o) {
   res.compile_log = cand.log;
   res.compile_seconds = cand.seconds;
   res.compile_cached = cand.cached;
+  res.refused = !cand.refusal.empty();
   res.refused_rule = cand.refused_rule;
   if (!cand.ok) {
-    res.verdict = Verdict::kCompileError;
+    res.verdict = results::Verdict::kCompileError;
     res.message = !cand.unreadable.empty() ? "not a kernel source: " + cand.unreadable
                   : !cand.refusal.empty()  ? "refused: " + cand.refusal
                                            : "does not compile: " + first_error_line(cand.log);
@@ -398,7 +399,7 @@ EvalResult evaluate(const EvalOptions& o) {
     return res;
   }
   if (o.compile_only) {
-    res.verdict = Verdict::kCompiled;
+    res.verdict = results::Verdict::kCompiled;
     res.not_timed = "--compile-only";
     res.message = (cand.cached ? std::string("found in the compile cache") : "built in " + fixed(cand.seconds, 1) + " s") +
                   ", not run (--compile-only)";
@@ -421,10 +422,10 @@ EvalResult evaluate(const EvalOptions& o) {
   // mgk's, and must not be scored against the kernel.
   bool candidate_code_ran = false;
   std::string stage;  // "" for the evaluation's own world; the structure check's "at W = N ..."
-  auto ended_early = [&](Verdict once_loaded, const std::string& what, const std::string& phase) {
+  auto ended_early = [&](results::Verdict once_loaded, const std::string& what, const std::string& phase) {
     const std::string said = stage.empty() ? what : stage + ": " + what;
     if (candidate_code_ran) end_early(res, once_loaded, said, phase, o.keep_going);
-    else end_early(res, Verdict::kInfrastructure,
+    else end_early(res, results::Verdict::kInfrastructure,
                    said + " (before the candidate's code was loaded: the machine or mgk failed, not the kernel)",
                    phase, o.keep_going);
     res.wall_seconds = seconds_since(t0);
@@ -439,19 +440,19 @@ EvalResult evaluate(const EvalOptions& o) {
       if (!all_passed || world <= o.world_size) continue;
       const EvalPlan at_world = plan_evaluation(o.problem, structure_sizes(plan.sizes), o.dtype, world);
       res.structure_checks.push_back({world, structure_gpus(res.gpus, world), {}});
-      StructureCheckResult& check = res.structure_checks.back();
-      const std::vector<SizeResult>& checked = check.sizes;
+      results::StructureCheckResult& check = res.structure_checks.back();
+      const std::vector<results::SizeResult>& checked = check.sizes;
       stage = "at W = " + std::to_string(world) + " (the structure check, ranks sharing GPUs)";
       candidate_code_ran = false;
       const std::string prefix = "structure check at W = " + std::to_string(world) + ": ";
       auto check_progress = [&](const std::string& what) { progress(prefix + what); };
-      EvalResult untimed_group;  // its protocol figures are not the timed group's
+      results::EvalResult untimed_group;  // its protocol figures are not the timed group's
       run_group({o, machine, work / ("world-" + std::to_string(world)), ref.library, cand_lib}, check.gpus,
                 at_world.sizes, false, check_progress, untimed_group, check.sizes, candidate_code_ran);
-      const auto failed = std::find_if(checked.begin(), checked.end(), [](const SizeResult& s) { return !s.correct; });
+      const auto failed = std::find_if(checked.begin(), checked.end(), [](const results::SizeResult& s) { return !s.correct; });
       if (failed != checked.end()) {
         res.wall_seconds = seconds_since(t0);
-        res.verdict = Verdict::kIncorrect;
+        res.verdict = results::Verdict::kIncorrect;
         res.message = "incorrect " + stage + " at size " + failed->size + ": " + failed->failure + " (correct at W = " +
                       std::to_string(o.world_size) + "; checked at W = " + std::to_string(world) + " because " +
                       spec.structure_check.why + ")";
@@ -460,20 +461,20 @@ EvalResult evaluate(const EvalOptions& o) {
     }
     stage.clear();
   } catch (const HangError& e) {
-    return ended_early(Verdict::kTimeout, e.what(), e.phase);
+    return ended_early(results::Verdict::kTimeout, e.what(), e.phase);
   } catch (const RankError& e) {
     const bool candidate_fault = e.who == Who::kCandidate && e.fault != RankFault::kHarness;
-    if (candidate_fault && candidate_code_ran) res.refused_rule = e.refused_rule;
-    return ended_early(candidate_fault ? Verdict::kRuntimeError : Verdict::kInfrastructure, e.what(), e.phase);
+    if (candidate_fault && candidate_code_ran) res.refused = e.refused, res.refused_rule = e.refused_rule;
+    return ended_early(candidate_fault ? results::Verdict::kRuntimeError : results::Verdict::kInfrastructure, e.what(), e.phase);
   }
 
   res.wall_seconds = seconds_since(t0);
   if (auto failed = failed_sizes_message(res.sizes, o.keep_going)) {
-    res.verdict = Verdict::kIncorrect;
+    res.verdict = results::Verdict::kIncorrect;
     res.message = *failed;
     return res;
   }
-  res.verdict = Verdict::kCorrect;
+  res.verdict = results::Verdict::kCorrect;
   std::string speeds, suspicious;
   for (const auto& s : res.sizes) {
     if (!s.candidate) continue;

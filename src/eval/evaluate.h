@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "eval/machine.h"
-#include "eval/result.h"
+#include "results/eval_result.h"
 
 namespace mgk::eval {
 
@@ -52,6 +52,6 @@ bool ranks_share_gpu(const std::vector<int>& gpus);
 
 // Never throws for anything the kernel did: that is in the verdict. Throws mgk::Error for
 // bad options (unknown problem: UsageError) and for infrastructure failures it can name.
-EvalResult evaluate(const EvalOptions& options);
+results::EvalResult evaluate(const EvalOptions& options);
 
 }  // namespace mgk::eval

@@ -277,6 +277,7 @@ void RankGroup::died(int rank, bool candidate, const std::string& phase) {
       RankError e("refused: the candidate's process of rank " + std::to_string(rank) + " made " + call + " (during " +
                       phase + where + ")",
                   RankFault::kDied, wire::Who::kCandidate, phase);
+      e.refused = true;
       e.refused_rule = rule;
       throw e;
     }

@@ -42,7 +42,8 @@ struct RankError : Error {
   RankFault fault;
   std::optional<wire::Who> who;  // whose code: known for solution faults and a candidate process's death
   std::string phase;
-  std::string refused_rule;  // a call its system-call filter refused: the rule's class
+  bool refused = false;      // its system-call filter refused a call
+  std::string refused_rule;  // the rule's class, where it names one
 };
 
 // A GPU as a candidate process is shown it: alone (CUDA_VISIBLE_DEVICES=uuid) and through

@@ -18,7 +18,7 @@ std::string format_us(double us) {
 }
 
 namespace {
-std::string cell_time(const std::optional<Timing>& t) {
+std::string cell_time(const std::optional<results::Timing>& t) {
   if (!t) return "-";
   return format_us(t->median_us) + " (" + format_us(t->p10_us) + "-" + format_us(t->p90_us) + ")";
 }
@@ -35,19 +35,13 @@ std::string error_ratio_cell(double ratio) {
 }
 
 // "  why: ..." and the first mismatch of a size that failed.
-void failure_lines(std::ostream& out, const SizeResult& s) {
+void failure_lines(std::ostream& out, const results::SizeResult& s) {
   out << "  why: " << s.failure << "\n";
-  if (s.mismatch.empty()) return;
-  auto m = nlohmann::json::parse(s.mismatch);
-  out << "  first mismatch: output '" << m.value("output", "") << "' rank " << m.value("rank", -1) << " index "
-      << m.value("index", "") << ": got " << (m["got"].is_null() ? "nan" : m["got"].dump()) << ", expected "
-      << m["expected"].dump();
-  if (m.value("bound", 0.0) > 0) out << " (allowed error " << m["bound"].dump() << ")";
-  out << "; " << m.value("failures", 0ull) << " of " << m.value("numel", 0ll) << " elements wrong\n";
+  if (s.mismatch) out << "  first mismatch: " << results::describe(*s.mismatch) << "\n";
 }
 }  // namespace
 
-std::string format_report(const EvalResult& r, const std::string& gpu_model) {
+std::string format_report(const results::EvalResult& r, const std::string& gpu_model) {
   std::ostringstream out;
   std::string gpus;
   for (int g : r.gpus) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);

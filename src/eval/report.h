@@ -2,11 +2,11 @@
 #pragma once
 #include <string>
 
-#include "eval/result.h"
+#include "results/eval_result.h"
 
 namespace mgk::eval {
 
-std::string format_report(const EvalResult& r, const std::string& gpu_model);
+std::string format_report(const results::EvalResult& r, const std::string& gpu_model);
 
 // "1.23 µs" / "456 µs" / "7.8 ms" with three significant digits.
 std::string format_us(double us);

@@ -15,8 +15,8 @@ double quantile(std::vector<double> v, double q) {
   return v[lo] + (v[hi] - v[lo]) * (pos - double(lo));
 }
 
-Timing summarize(const std::vector<std::vector<double>>& per_rank) {
-  Timing t;
+results::Timing summarize(const std::vector<std::vector<double>>& per_rank) {
+  results::Timing t;
   if (per_rank.empty()) return t;
   size_t n = per_rank.front().size();
   for (const auto& r : per_rank) n = std::min(n, r.size());
@@ -32,7 +32,7 @@ Timing summarize(const std::vector<std::vector<double>>& per_rank) {
   return t;
 }
 
-Credibility judge_credibility(const Timing& candidate, const Timing& floor, const std::optional<Timing>& outside,
+Credibility judge_credibility(const results::Timing& candidate, const results::Timing& floor, const std::optional<results::Timing>& outside,
                               double spread_us) {
   // No kernel runs faster than an empty one under the same protocol: a median below the
   // floor's means the clock saw less than the work.

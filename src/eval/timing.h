@@ -6,14 +6,14 @@
 #include <vector>
 
 #include "eval/machine.h"
-#include "eval/result.h"
+#include "results/eval_result.h"
 #include "problems/resolve.h"
 
 namespace mgk::eval {
 
 // per_rank[r][i] = rank r's time of iteration i (µs). An iteration's time is the max over
 // ranks (the collective is done when the slowest rank is); median and percentiles of that.
-Timing summarize(const std::vector<std::vector<double>>& per_rank);
+results::Timing summarize(const std::vector<std::vector<double>>& per_rank);
 
 // Quantile q in [0,1] of `v` (linear interpolation); v need not be sorted.
 double quantile(std::vector<double> v, double q);
@@ -35,7 +35,7 @@ struct Credibility {
   bool credible = true;
   std::string why;
 };
-Credibility judge_credibility(const Timing& candidate, const Timing& floor, const std::optional<Timing>& outside,
+Credibility judge_credibility(const results::Timing& candidate, const results::Timing& floor, const std::optional<results::Timing>& outside,
                               double spread_us);
 
 struct RooflinePoint {

@@ -43,7 +43,7 @@ void print_outcome(const agent::AttemptOutcome& out, int64_t run_id, bool priced
                {"exit_reason", agent::to_string(out.reason)}, {"message", out.message}, {"turns", out.turns},
                {"tokens_in", out.tokens_in}, {"tokens_out", out.tokens_out},
                {"cost_usd", usd_or_null(priced, out.cost_usd)},
-               {"final_verdict", out.final_result ? nlohmann::json(eval::to_string(out.final_result->verdict))
+               {"final_verdict", out.final_result ? nlohmann::json(results::to_string(out.final_result->verdict))
                                                   : nlohmann::json(nullptr)},
                {"best_kernel", out.best_kernel ? nlohmann::json(out.best_kernel->string()) : nlohmann::json(nullptr)},
                {"best_speedup", out.best_speedup ? nlohmann::json(*out.best_speedup) : nlohmann::json(nullptr)},

@@ -27,23 +27,28 @@ constexpr OutcomeName kNames[] = {
 };
 
 Outcome outcome_of(const store::EvaluationRecord& e) {
-  if (e.verdict == "correct") return Outcome::kCorrect;
-  if (e.verdict == "compiled") return Outcome::kCompiled;
-  if (e.verdict == "incorrect") return Outcome::kWrong;
-  if (e.verdict == "timeout") return Outcome::kHang;
-  // The evaluator words its refusals so: the checks of the source and the built library
-  // (compile_error), the candidate process's system-call filter (runtime_error).
-  const bool refused = e.message.rfind("refused", 0) == 0;
-  if (e.verdict == "runtime_error") return refused ? Outcome::kRefused : Outcome::kCrash;
-  if (e.verdict == "compile_error") return refused ? Outcome::kRefused : Outcome::kDidNotCompile;
+  const results::EvalResult& r = e.result;
+  switch (r.verdict) {
+    case results::Verdict::kCorrect: return Outcome::kCorrect;
+    case results::Verdict::kCompiled: return Outcome::kCompiled;
+    case results::Verdict::kIncorrect: return Outcome::kWrong;
+    case results::Verdict::kTimeout: return Outcome::kHang;
+    case results::Verdict::kRuntimeError: return r.refused ? Outcome::kRefused : Outcome::kCrash;
+    case results::Verdict::kCompileError: return r.refused ? Outcome::kRefused : Outcome::kDidNotCompile;
+    case results::Verdict::kInfrastructure: break;
+  }
   return Outcome::kInfrastructure;
 }
 
-std::optional<double> median_roofline(const nlohmann::json& result) {
+// A size's candidate was timed (a time under the floor included: timed, not credited).
+bool any_size_timed(const results::EvalResult& r) {
+  return std::any_of(r.sizes.begin(), r.sizes.end(), [](const results::SizeResult& s) { return s.candidate.has_value(); });
+}
+
+std::optional<double> median_roofline(const results::EvalResult& r) {
   std::vector<double> f;
-  for (const auto& s : result.value("sizes", nlohmann::json::array()))
-    if (s.contains("roofline_fraction") && s["roofline_fraction"].is_number())
-      f.push_back(s["roofline_fraction"].get<double>());
+  for (const results::SizeResult& s : r.sizes)
+    if (s.roofline_fraction) f.push_back(*s.roofline_fraction);
   return median(f);
 }
 
@@ -86,15 +91,14 @@ bool faster_than(const AttemptResult& r, double p) {
 
 namespace {
 
-// From the stored result as the evaluator typed it (eval::EvalResult::from_json).
-std::vector<SizeTiming> size_timings(const nlohmann::json& result) {
+std::vector<SizeTiming> size_timings(const results::EvalResult& r) {
   std::vector<SizeTiming> out;
-  for (const eval::SizeResult& s : eval::EvalResult::from_json(result).sizes) {
+  for (const results::SizeResult& s : r.sizes) {
     SizeTiming t;
     t.size = s.size;
     if (s.reference) t.reference_us = s.reference->median_us;
     if (s.candidate) t.kernel_us = s.candidate->median_us;
-    if (s.credible && s.speedup > 0) t.speedup = s.speedup;
+    t.speedup = s.credited_speedup();
     if (s.link_bytes > 0 && t.kernel_us && *t.kernel_us > 0 && t.speedup)
       t.link_gbps = s.link_bytes / (*t.kernel_us * 1e-6) / 1e9;
     out.push_back(t);
@@ -121,12 +125,11 @@ AttemptResult classify(const AttemptData& a) {
 
   const store::EvaluationRecord* best = nullptr;  // the evaluation the outcome rests on
   for (const store::EvaluationRecord& e : a.evaluations) {
-    const double eval_s = e.result.value("wall_seconds", 0.0);
-    r.wall_s += eval_s > 0 ? eval_s : e.result.value("compile_seconds", 0.0);
+    r.wall_s += e.result.wall_seconds > 0 ? e.result.wall_seconds : e.result.compile_seconds;
     if (!best || outcome_of(e) < outcome_of(*best)) {
       best = &e;
-    } else if (outcome_of(e) == Outcome::kCorrect && e.speedup_min &&
-               (!best->speedup_min || *e.speedup_min > *best->speedup_min)) {
+    } else if (outcome_of(e) == Outcome::kCorrect && e.result.speedup() &&
+               (!best->result.speedup() || *e.result.speedup() > *best->result.speedup())) {
       best = &e;  // among correct kernels the fastest; among untimed ones the first
     }
   }
@@ -134,9 +137,8 @@ AttemptResult classify(const AttemptData& a) {
     TurnVerdict v{t.index, t.action, "", "", std::nullopt, false};
     for (const auto& e : a.evaluations)
       if (e.turn_index == t.index) {
-        v.verdict = e.verdict, v.message = e.message, v.speedup = e.speedup_min;
-        const nlohmann::json sizes = e.result.value("sizes", nlohmann::json::array());
-        v.timed = e.speedup_min.has_value() || std::any_of(sizes.begin(), sizes.end(), store::candidate_timed);
+        v.verdict = e.verdict, v.message = e.message, v.speedup = e.result.speedup();
+        v.timed = any_size_timed(e.result);
       }
     r.turn_verdicts.push_back(v);
   }
@@ -156,14 +158,14 @@ AttemptResult classify(const AttemptData& a) {
     if (auto it = a.sources.find(best->kernel_hash); it != a.sources.end()) r.features = detect_features(it->second);
   }
   if (best && outcome_of(*best) == Outcome::kCorrect) {
-    // Read from the result, not the stored column: rows written before the floor rule kept
-    // the credible sizes' speedups of a kernel timed under the floor at another size.
-    const nlohmann::json sizes = best->result.value("sizes", nlohmann::json::array());
-    r.credible = std::none_of(sizes.begin(), sizes.end(), store::timed_below_floor);
-    r.timed = best->speedup_min.has_value() || std::any_of(sizes.begin(), sizes.end(), store::candidate_timed);
-    if (r.credible) r.speedup = best->speedup_min;
-    if (r.timed) r.roofline_fraction = median_roofline(best->result);
-    if (r.timed) r.sizes = size_timings(best->result);
+    // From the result, not the stored column: rows written before the floor rule kept the
+    // credible sizes' speedups of a kernel timed under the floor at another size.
+    const results::EvalResult& res = best->result;
+    r.credible = res.credible();
+    r.timed = any_size_timed(res);
+    r.speedup = res.speedup();
+    if (r.timed) r.roofline_fraction = median_roofline(res);
+    if (r.timed) r.sizes = size_timings(res);
     else r.not_timed_because = eval::ranks_share_gpu(best->gpus) ? "ranks shared a GPU" : "not timed";
   } else if (best && outcome_of(*best) == Outcome::kCompiled) {
     r.not_timed_because = "compile only";

@@ -53,9 +53,9 @@ nlohmann::json run_provenance(const RunData& data) {
     for (const char* f : kSamplingFields)
       if (a.summary.config.is_object() && a.summary.config.contains(f)) seen[f].add(a.summary.config[f]);
     for (const auto& e : a.evaluations) {
-      const nlohmann::json p = e.result.value("provenance", nlohmann::json::object());
-      for (const char* f : kEvaluationFields) seen[f].add(p.value(f, nlohmann::json()));
-      seen["isolation"].add(e.result.value("isolation", ""));
+      const nlohmann::json& p = e.result.provenance;
+      for (const char* f : kEvaluationFields) seen[f].add(p.is_object() ? p.value(f, nlohmann::json()) : nlohmann::json());
+      seen["isolation"].add(e.result.isolation);
     }
   }
   if (seen["model"].value().is_null()) seen["model"].add(data.run.model);

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "common/format.h"
+#include "results/eval_result.h"
 #include "store/history_table.h"
 #include "store/timestamp.h"
 
@@ -30,22 +31,6 @@ std::string per_rank(const nlohmann::json& size) {
 std::string text_field(const nlohmann::json& j, const char* key) {
   if (!j.is_object() || !j.contains(key) || j[key].is_null()) return "";
   return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
-}
-
-// The harness reports the first wrong element as {output, rank, index, got, expected,
-// bound, failures, numel}; anything else is printed as it is.
-std::string mismatch_line(const nlohmann::json& m) {
-  if (m.is_null()) return "";
-  if (!m.is_object() || !m.contains("output"))
-    return m.is_string() ? m.get<std::string>() : m.dump();
-  std::string out = "output '" + text_field(m, "output") + "' rank " + text_field(m, "rank") +
-                    " index " + text_field(m, "index") + ": got " + text_field(m, "got") +
-                    ", expected " + text_field(m, "expected");
-  if (m.contains("bound") && m["bound"].is_number() && m["bound"].get<double>() > 0)
-    out += " (allowed error " + text_field(m, "bound") + ")";
-  if (m.contains("failures"))
-    out += "; " + text_field(m, "failures") + " of " + text_field(m, "numel") + " elements wrong";
-  return out;
 }
 
 std::string block(const std::string& title, const std::string& body) {
@@ -89,7 +74,7 @@ size_t first_new_message(const TurnRecord& previous, const nlohmann::json& curre
 }  // namespace
 
 std::string render_evaluation(const EvaluationRecord& e) {
-  const nlohmann::json& r = e.result;
+  const nlohmann::json r = e.result.to_json();
   std::string out = "verdict " + e.verdict;
   if (!e.message.empty()) out += ": " + e.message;
   out += "\n";
@@ -124,12 +109,9 @@ std::string render_evaluation(const EvaluationRecord& e) {
           speedup > 0 ? format_speedup(speedup).c_str() : "-", roof.c_str(), per_rank(s).c_str());
       out += line;
     }
-    for (const auto& s : r["sizes"]) {
-      std::string size = text_field(s, "size");
-      std::string failure = text_field(s, "failure");
-      if (!failure.empty()) out += "failure (" + size + "): " + failure + "\n";
-      std::string mismatch = mismatch_line(s.contains("mismatch") ? s["mismatch"] : nullptr);
-      if (!mismatch.empty()) out += "first mismatch (" + size + "): " + mismatch + "\n";
+    for (const results::SizeResult& s : e.result.sizes) {
+      if (!s.failure.empty()) out += "failure (" + s.size + "): " + s.failure + "\n";
+      if (s.mismatch) out += "first mismatch (" + s.size + "): " + results::describe(*s.mismatch) + "\n";
     }
   }
   return out;

@@ -99,7 +99,7 @@ CREATE TABLE evaluations (
   speedup_min    REAL,  -- over size presets; NULL unless the verdict is correct
   speedup_median REAL,
   speedup_max    REAL,
-  result         TEXT NOT NULL,  -- eval::EvalResult::to_json()
+  result         TEXT NOT NULL,  -- results::EvalResult::to_json()
   created_at     TEXT NOT NULL
 );
 CREATE INDEX evaluations_by_attempt ON evaluations(attempt_id);

@@ -39,50 +39,31 @@ bool is_tuning_status(const std::string& status) {
   return false;
 }
 
-nlohmann::json with_kernel_hash(nlohmann::json result, const std::string& kernel_hash) {
-  if (!result.is_object()) return result;
-  if (result.contains("kernel_hash") && !result.contains("build_key"))
-    result["build_key"] = result["kernel_hash"];
-  result["kernel_hash"] = kernel_hash;
-  return result;
-}
-
-bool candidate_timed(const nlohmann::json& size) {
-  return size.is_object() && size.contains("candidate") && !size["candidate"].is_null();
-}
-
-bool timed_below_floor(const nlohmann::json& size) { return candidate_timed(size) && !size.value("credible", true); }
-
-EvaluationRecord EvaluationRecord::from_result(const nlohmann::json& raw_result,
-                                               std::string kernel_hash) {
-  if (!raw_result.is_object())
-    throw Error("an evaluation result must be a JSON object (eval::EvalResult::to_json())");
-  const nlohmann::json result = with_kernel_hash(raw_result, kernel_hash);
+EvaluationRecord EvaluationRecord::from_result(results::EvalResult result, std::string kernel_hash) {
   EvaluationRecord e;
+  result.kernel_hash = kernel_hash;
   e.kernel_hash = std::move(kernel_hash);
-  e.problem = result.value("problem", "");
-  e.world_size = result.value("world_size", 0);
-  e.gpus = result.value("gpus", std::vector<int>{});
-  e.verdict = result.value("verdict", "");
-  e.message = result.value("message", "");
-  e.result = result;
-
-  std::vector<double> speedups;
-  bool below_floor = false;  // a size timed under the floor has no speedup, so the kernel has none
-  if (e.verdict == "correct" && result.contains("sizes") && result["sizes"].is_array())
-    for (const auto& size : result["sizes"]) {
-      below_floor |= timed_below_floor(size);
-      double s = size.value("speedup", 0.0);
-      if (s > 0) speedups.push_back(s);
-    }
-  if (!speedups.empty() && !below_floor) {
+  e.problem = result.problem;
+  e.world_size = result.world_size;
+  e.gpus = result.gpus;
+  e.verdict = results::to_string(result.verdict);
+  e.message = result.message;
+  std::vector<double> speedups = result.speedups();
+  if (!speedups.empty()) {
     std::sort(speedups.begin(), speedups.end());
-    size_t n = speedups.size();
+    const size_t n = speedups.size();
     e.speedup_min = speedups.front();
     e.speedup_max = speedups.back();
     e.speedup_median = n % 2 ? speedups[n / 2] : (speedups[n / 2 - 1] + speedups[n / 2]) / 2;
   }
+  e.result = std::move(result);
   return e;
+}
+
+EvaluationRecord EvaluationRecord::from_result(const nlohmann::json& result, std::string kernel_hash) {
+  if (!result.is_object())
+    throw Error("an evaluation result must be a JSON object (results::EvalResult::to_json())");
+  return from_result(results::EvalResult::from_json(result), std::move(kernel_hash));
 }
 
 }  // namespace mgk::store

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "results/eval_result.h"
+
 namespace mgk::store {
 
 // The life of a run or an attempt. "running" rows left by a process that died are what
@@ -116,30 +118,20 @@ struct EvaluationRecord {
   std::string problem;
   int world_size = 0;
   std::vector<int> gpus;
-  std::string verdict;  // eval::to_string(Verdict)
+  std::string verdict;  // results::to_string(Verdict)
   std::string message;
-  // Over the size presets, present only when the verdict is "correct" and every timed size
-  // was credible (a time under the timing floor is no speedup, so the kernel has none).
+  // Columns for the queries: results::EvalResult::speedup() (the slowest size's) and the
+  // median and largest of speedups(); none unless the kernel has a speedup.
   std::optional<double> speedup_min, speedup_median, speedup_max;
-  nlohmann::json result;   // eval::EvalResult::to_json(), whole
-  std::string created_at;  // set by the store
+  results::EvalResult result;  // whole; stored as its to_json()
+  std::string created_at;      // set by the store
 
-  // Reads problem, world_size, gpus, verdict, message and the per-size speedups from
-  // eval::EvalResult::to_json(), and keeps it (as with_kernel_hash makes it) whole.
+  // The record of `result`, its columns filled from it; the result's kernel_hash is made the
+  // record's (the source's hash, Store::put_kernel).
+  static EvaluationRecord from_result(results::EvalResult result, std::string kernel_hash);
+  // The same from results::EvalResult::to_json(); mgk::Error when it is not an object.
   static EvaluationRecord from_result(const nlohmann::json& result, std::string kernel_hash);
 };
-
-// One name per meaning: everywhere mgk writes "kernel_hash" it is the SHA-256 of the kernel
-// source text (Store::put_kernel). An evaluation result's compile-cache key (source, flags,
-// toolchain) is its "build_key"; a result that still carries the key as "kernel_hash" (as
-// the evaluator wrote it before) has it moved there. Returns `result` so changed.
-nlohmann::json with_kernel_hash(nlohmann::json result, const std::string& kernel_hash);
-
-// One size of an evaluation result (eval::EvalResult::to_json()'s "sizes"): its candidate was
-// timed; timed_below_floor: and the time is under the timing floor (an empty kernel), so it is
-// not credible.
-bool candidate_timed(const nlohmann::json& size);
-bool timed_below_floor(const nlohmann::json& size);
 
 // Everything `mgk show` prints about one attempt.
 struct AttemptDetail {

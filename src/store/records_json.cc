@@ -87,7 +87,7 @@ void to_json(nlohmann::json& j, const EvaluationRecord& e) {
        {"speedup_min", or_null(e.speedup_min)},
        {"speedup_median", or_null(e.speedup_median)},
        {"speedup_max", or_null(e.speedup_max)},
-       {"result", e.result},
+       {"result", e.result.to_json()},
        {"created_at", e.created_at}};
 }
 

@@ -224,7 +224,7 @@ int64_t Store::record_evaluation(const EvaluationRecord& e) {
         s.bind(1, e.run_id).bind(2, e.attempt_id).bind(3, e.turn_index).bind(4, e.kernel_hash);
         s.bind(5, e.problem).bind(6, e.world_size).bind(7, nlohmann::json(e.gpus).dump());
         s.bind(8, e.verdict).bind(9, e.message).bind(10, e.speedup_min);
-        s.bind(11, e.speedup_median).bind(12, e.speedup_max).bind(13, e.result.dump());
+        s.bind(11, e.speedup_median).bind(12, e.speedup_max).bind(13, e.result.to_json().dump());
         s.bind(14, utc_now());
         s.run();
         return db_.last_insert_rowid();

@@ -9,15 +9,15 @@
 
 namespace mgk::tune {
 
-TrialStatus status_for(eval::Verdict verdict) {
+TrialStatus status_for(results::Verdict verdict) {
   switch (verdict) {
-    case eval::Verdict::kCorrect: return TrialStatus::kOk;
-    case eval::Verdict::kIncorrect: return TrialStatus::kIncorrect;
-    case eval::Verdict::kCompileError: return TrialStatus::kCompile;
-    case eval::Verdict::kRuntimeError: return TrialStatus::kLaunch;
-    case eval::Verdict::kTimeout: return TrialStatus::kHang;
-    case eval::Verdict::kInfrastructure: return TrialStatus::kError;
-    case eval::Verdict::kCompiled: return TrialStatus::kError;  // the tuner never asks for it
+    case results::Verdict::kCorrect: return TrialStatus::kOk;
+    case results::Verdict::kIncorrect: return TrialStatus::kIncorrect;
+    case results::Verdict::kCompileError: return TrialStatus::kCompile;
+    case results::Verdict::kRuntimeError: return TrialStatus::kLaunch;
+    case results::Verdict::kTimeout: return TrialStatus::kHang;
+    case results::Verdict::kInfrastructure: return TrialStatus::kError;
+    case results::Verdict::kCompiled: return TrialStatus::kError;  // the tuner never asks for it
   }
   return TrialStatus::kError;
 }
@@ -50,20 +50,20 @@ std::vector<std::string> tuning_sizes(const std::string& size) {
   return out;
 }
 
-Measurement measurement_from(const eval::EvalResult& result, const std::string& size) {
+Measurement measurement_from(const results::EvalResult& result, const std::string& size) {
   Measurement m;
   m.status = status_for(result.verdict);
   m.compile_seconds = result.compile_seconds;
   m.eval_seconds = result.wall_seconds;
   m.message = result.message;
   switch (result.verdict) {
-    case eval::Verdict::kCorrect: {
+    case results::Verdict::kCorrect: {
       const std::vector<std::string> sizes = tuning_sizes(size);
       double log_sum = 0;
       m.message.clear();
       for (const auto& one : sizes) {
         auto it = std::find_if(result.sizes.begin(), result.sizes.end(),
-                               [&](const eval::SizeResult& s) { return s.size == one; });
+                               [&](const results::SizeResult& s) { return s.size == one; });
         if (it == result.sizes.end() || !it->candidate || it->candidate->median_us <= 0) {
           m.status = TrialStatus::kError;
           m.message = "the evaluation returned no candidate timing for size '" + one + "'";
@@ -74,29 +74,29 @@ Measurement measurement_from(const eval::EvalResult& result, const std::string& 
       if (m.status == TrialStatus::kOk) m.time_us = std::exp(log_sum / double(sizes.size()));
       break;
     }
-    case eval::Verdict::kCompileError:
+    case results::Verdict::kCompileError:
       if (std::string line = first_error_line(result.compile_log); !line.empty())
         m.message = line;
       break;
-    case eval::Verdict::kIncorrect:
+    case results::Verdict::kIncorrect:
       for (const auto& s : result.sizes)
         if (!s.correct && !s.failure.empty()) {
           m.message = s.size + ": " + s.failure;
           break;
         }
       break;
-    case eval::Verdict::kRuntimeError:
-    case eval::Verdict::kTimeout:
+    case results::Verdict::kRuntimeError:
+    case results::Verdict::kTimeout:
       if (!result.phase.empty()) m.message += " (in " + result.phase + ")";
       break;
-    case eval::Verdict::kInfrastructure:
+    case results::Verdict::kInfrastructure:
       break;
-    case eval::Verdict::kCompiled:
+    case results::Verdict::kCompiled:
       m.message = "the evaluation compiled the kernel but did not run it";
       break;
   }
   if (m.message.empty() && m.status != TrialStatus::kOk)
-    m.message = std::string("verdict ") + eval::to_string(result.verdict);
+    m.message = std::string("verdict ") + results::to_string(result.verdict);
   return m;
 }
 

@@ -21,7 +21,7 @@
 namespace mgk::tune {
 
 // How each verdict counts for the tuner.
-TrialStatus status_for(eval::Verdict verdict);
+TrialStatus status_for(results::Verdict verdict);
 
 // The size presets a --size value names: "medium" or "small,large" (duplicates dropped).
 std::vector<std::string> tuning_sizes(const std::string& size);
@@ -29,7 +29,7 @@ std::vector<std::string> tuning_sizes(const std::string& size);
 // One evaluation as a measurement: for a correct verdict, the candidate median at `size`, or
 // the geometric mean of the medians at each of a list ("small,large"; an error if one was
 // not timed); else the mapped status and a one-line reason.
-Measurement measurement_from(const eval::EvalResult& result, const std::string& size);
+Measurement measurement_from(const results::EvalResult& result, const std::string& size);
 
 // The line of an nvcc log that says what failed (the first "error" line), shortened.
 std::string first_error_line(const std::string& compile_log);

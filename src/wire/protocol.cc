@@ -212,5 +212,6 @@ Frame receive(Channel& c) {
 
 nlohmann::json to_json(const Verdict& v) { return nlohmann::json(v); }
 nlohmann::json to_json(const Mismatch& m) { return nlohmann::json(m); }
+Mismatch mismatch_from_json(const nlohmann::json& j) { return j.get<Mismatch>(); }
 
 }  // namespace mgk::wire

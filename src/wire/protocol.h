@@ -256,5 +256,6 @@ Frame receive(Channel& c);
 // JSON forms, for the launcher's result files and tests.
 nlohmann::json to_json(const Verdict& v);
 nlohmann::json to_json(const Mismatch& m);
+Mismatch mismatch_from_json(const nlohmann::json& j);
 
 }  // namespace mgk::wire

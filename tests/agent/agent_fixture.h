@@ -37,22 +37,22 @@ inline std::string read_file(const std::filesystem::path& p) {
 }
 
 // Verdicts as the evaluator would return them.
-inline eval::EvalResult compile_error_result(const std::string& log) {
-  eval::EvalResult r;
-  r.verdict = eval::Verdict::kCompileError;
+inline results::EvalResult compile_error_result(const std::string& log) {
+  results::EvalResult r;
+  r.verdict = results::Verdict::kCompileError;
   r.message = "nvcc failed";
   r.compile_log = log;
   return r;
 }
 
-inline eval::EvalResult mismatch_result() {
-  eval::EvalResult r;
-  r.verdict = eval::Verdict::kIncorrect;
+inline results::EvalResult mismatch_result() {
+  results::EvalResult r;
+  r.verdict = results::Verdict::kIncorrect;
   r.message = "output y differs from the oracle on rank 1";
-  eval::SizeResult s;
+  results::SizeResult s;
   s.size = "small";
   s.failure = "y mismatched";
-  s.mismatch = R"({"output":"y","rank":1,"index":17,"got":0.5,"expected":1.25,"bound":0.02,"failures":12,"numel":524288})";
+  s.mismatch = wire::Mismatch{"y", 1, "[17]", 17, 0.5, 1.25, 0.02, 12, 524288};
   r.sizes.push_back(s);
   return r;
 }
@@ -64,13 +64,13 @@ using test::correct_result;
 // scripted step may be a function (to compile with real nvcc, or to press Ctrl-C).
 class ScriptedJudge : public Judge {
  public:
-  using Step = std::function<eval::EvalResult(const std::filesystem::path&)>;
-  void push(eval::EvalResult r) {
+  using Step = std::function<results::EvalResult(const std::filesystem::path&)>;
+  void push(results::EvalResult r) {
     steps_.push_back([r](const std::filesystem::path&) { return r; });
   }
   void push(Step s) { steps_.push_back(std::move(s)); }
 
-  eval::EvalResult judge(const std::filesystem::path& kernel_file) override {
+  results::EvalResult judge(const std::filesystem::path& kernel_file) override {
     judged_files.push_back(kernel_file);
     judged_sources.push_back(read_file(kernel_file));
     if (steps_.empty()) {
@@ -79,7 +79,7 @@ class ScriptedJudge : public Judge {
     }
     Step s = std::move(steps_.front());
     steps_.pop_front();
-    eval::EvalResult r = s(kernel_file);
+    results::EvalResult r = s(kernel_file);
     r.problem = "collectives/all_reduce";
     r.world_size = 2;
     return r;

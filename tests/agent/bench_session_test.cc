@@ -10,12 +10,12 @@
 namespace mgk::agent::testing {
 namespace {
 
-eval::EvalResult untimed_correct() {
-  eval::EvalResult r;
-  r.verdict = eval::Verdict::kCorrect;
+results::EvalResult untimed_correct() {
+  results::EvalResult r;
+  r.verdict = results::Verdict::kCorrect;
   r.message = "correct at 1 size(s); not timed: ranks share a GPU";
   r.gpus = {0, 0};
-  eval::SizeResult s;
+  results::SizeResult s;
   s.size = "small";
   s.correct = true;
   s.trials_passed = 3;

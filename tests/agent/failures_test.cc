@@ -13,9 +13,9 @@ namespace {
 
 const char* kKernel = "// one-shot pull\n#include \"mgk/solution.h\"\n";
 
-eval::EvalResult infrastructure_result() {
-  eval::EvalResult r;
-  r.verdict = eval::Verdict::kInfrastructure;
+results::EvalResult infrastructure_result() {
+  results::EvalResult r;
+  r.verdict = results::Verdict::kInfrastructure;
   r.message = "the reference failed on rank 1: NCCL error 'unhandled system error'";
   return r;
 }
@@ -82,7 +82,7 @@ TEST_F(AgentTest, AnInfrastructureVerdictEndsTheSessionWithoutAnotherCall) {
 
 TEST_F(AgentTest, AJudgeThatThrowsIsAnInfrastructureFailureAndTheTurnIsKept) {
   server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(kernel_reply(kKernel), {1000, 100})));
-  judge_.push([](const std::filesystem::path&) -> eval::EvalResult {
+  judge_.push([](const std::filesystem::path&) -> results::EvalResult {
     throw Error("cannot start mgk-harness: No such file or directory");
   });
   auto p = provider("openai:gpt-test");

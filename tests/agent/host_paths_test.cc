@@ -31,12 +31,12 @@ TEST(HostPaths, TakesOutEachFolderTheDeepestFirstAndOnlyWholeFolders) {
 
 TEST(HostPaths, AResultAsTheModelReadsItHasNoneInItsLogMessageOrFailures) {
   const HostPaths paths(std::vector<std::pair<fs::path, std::string>>{{"/tmp/sb", ""}});
-  eval::EvalResult r;
+  results::EvalResult r;
   r.compile_log = "/tmp/sb/a.cu(1): error";
   r.message = "does not compile: /tmp/sb/a.cu(1): error";
   r.sizes.push_back({});
   r.sizes[0].failure = "rank 1 crashed; log /tmp/sb/rank1.log";
-  const eval::EvalResult m = paths.relative(r);
+  const results::EvalResult m = paths.relative(r);
   EXPECT_EQ(m.compile_log, "a.cu(1): error");
   EXPECT_EQ(m.message, "does not compile: a.cu(1): error");
   EXPECT_EQ(m.sizes[0].failure, "rank 1 crashed; log rank1.log");

@@ -122,18 +122,18 @@ TEST_F(Prompts, TheSpecialRowsOfAnInputAreDescribed) {
 
 // A kernel wrong only at the structure check's world hears which world and size failed.
 TEST_F(Prompts, AFailureAtTheStructureCheckNamesItsWorld) {
-  eval::EvalResult r;
-  r.verdict = eval::Verdict::kIncorrect;
+  results::EvalResult r;
+  r.verdict = results::Verdict::kIncorrect;
   r.world_size = 2;
   r.message = "incorrect at W = 4 (the structure check, ranks sharing GPUs) at size pkb: output mismatch";
-  eval::SizeResult ok;
+  results::SizeResult ok;
   ok.size = "pkb";
   ok.correct = true;
   r.sizes = {ok};
-  eval::SizeResult bad;
+  results::SizeResult bad;
   bad.size = "pkb";
   bad.failure = "output mismatch";
-  bad.mismatch = R"({"output": "y", "rank": 3, "index": "[5]", "got": 1.0, "expected": 2.0})";
+  bad.mismatch = wire::Mismatch{"y", 3, "[5]", 5, 1.0, 2.0, 0, 1, 64};
   r.structure_checks = {{4, {0, 0, 0, 0}, {bad}}};
   const std::string report = feedback_vars(r, 1, 6).at("report");
   EXPECT_NE(report.find("- W = 2, size pkb: correct"), std::string::npos) << report;
@@ -151,22 +151,22 @@ TEST_F(Prompts, TheShellOpeningExplainsTheToolsAndTheSentinel) {
 }
 
 TEST_F(Prompts, EveryFeedbackTemplateRendersFromAVerdict) {
-  eval::EvalResult r;
+  results::EvalResult r;
   r.message = "one line";
   r.compile_log = "kernel.cu(3): error: expected a \";\"";
-  eval::SizeResult s;
+  results::SizeResult s;
   s.size = "small";
   s.correct = true;
-  s.reference = eval::Timing{21.7, 21, 23, 20.5, 100, {21.7, 21.5}};
-  s.candidate = eval::Timing{10.9, 10.5, 11.5, 10.2, 100, {10.9, 10.1}};
+  s.reference = results::Timing{21.7, 21, 23, 20.5, 100, {21.7, 21.5}};
+  s.candidate = results::Timing{10.9, 10.5, 11.5, 10.2, 100, {10.9, 10.1}};
   s.speedup = 21.7 / 10.9;
   s.roofline_fraction = 0.42;
   s.roofline_us = 4.6;
   s.roofline_bound = "link";
   r.sizes.push_back(s);
-  for (auto v : {eval::Verdict::kCorrect, eval::Verdict::kIncorrect, eval::Verdict::kCompileError,
-                 eval::Verdict::kRuntimeError, eval::Verdict::kTimeout, eval::Verdict::kInfrastructure,
-                 eval::Verdict::kCompiled}) {
+  for (auto v : {results::Verdict::kCorrect, results::Verdict::kIncorrect, results::Verdict::kCompileError,
+                 results::Verdict::kRuntimeError, results::Verdict::kTimeout, results::Verdict::kInfrastructure,
+                 results::Verdict::kCompiled}) {
     r.verdict = v;
     std::string text = render_feedback(lib_, r, 3, 8);
     EXPECT_NE(text.find("Turn 3 of 8"), std::string::npos) << feedback_template(r);
@@ -181,11 +181,11 @@ TEST_F(Prompts, EveryFeedbackTemplateRendersFromAVerdict) {
 }
 
 TEST_F(Prompts, ACorrectKernelNobodyTimedIsToldSoPlainly) {
-  eval::EvalResult r;
-  r.verdict = eval::Verdict::kCorrect;
+  results::EvalResult r;
+  r.verdict = results::Verdict::kCorrect;
   r.world_size = 4;
   for (const char* size : {"small", "odd"}) {
-    eval::SizeResult s;
+    results::SizeResult s;
     s.size = size;
     s.correct = true;
     s.trials_passed = 3;
@@ -201,8 +201,8 @@ TEST_F(Prompts, ACorrectKernelNobodyTimedIsToldSoPlainly) {
 }
 
 TEST_F(Prompts, ACompileOnlyVerdictSaysNothingRan) {
-  eval::EvalResult r;
-  r.verdict = eval::Verdict::kCompiled;
+  results::EvalResult r;
+  r.verdict = results::Verdict::kCompiled;
   r.message = "compiled in 1.4 s";
   EXPECT_EQ(feedback_template(r), "feedback/compiled");
   const std::string text = render_feedback(lib_, r, 1, 2);

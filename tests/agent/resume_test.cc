@@ -86,8 +86,8 @@ TEST_F(AgentTest, AFailureSeenAfterCtrlCIsNotBlamedOnTheKernelAndAResumeJudgesIt
   server_.push(test::ScriptedResponse::json(200, test::openai_chat_reply(kernel_reply(kV1), {1000, 100})));
   judge_.push([this](const std::filesystem::path&) {
     interrupt_ = true;
-    eval::EvalResult r;
-    r.verdict = eval::Verdict::kRuntimeError;
+    results::EvalResult r;
+    r.verdict = results::Verdict::kRuntimeError;
     r.message = "rank 0 was killed by signal 2";
     return r;
   });
@@ -130,7 +130,7 @@ TEST_F(AgentTest, AKillWhileTheKernelIsJudgedKeepsThePaidTurnAndAResumeJudgesIt)
   if (pid == 0) {
     store::Store store = store::Store::open(home_.path() / "mgk.db");
     ScriptedJudge killer;
-    killer.push([](const std::filesystem::path&) -> eval::EvalResult {
+    killer.push([](const std::filesystem::path&) -> results::EvalResult {
       ::kill(::getpid(), SIGKILL);
       return {};
     });

@@ -129,9 +129,10 @@ TEST_F(RulesPrompt, EveryClassIsOneTheChecksGive) {
 }
 
 TEST_F(RulesPrompt, ARefusalsFeedbackQuotesItsRuleAndWhatToUseInstead) {
-  eval::EvalResult r;
-  r.verdict = eval::Verdict::kCompileError;
+  results::EvalResult r;
+  r.verdict = results::Verdict::kCompileError;
   r.message = "refused: kernel.cu:12: 'dlopen': candidates may not load or look up code at run time";
+  r.refused = true;
   r.refused_rule = "code-loading";
   EXPECT_EQ(feedback_template(r), "feedback/refused");
   const std::string text = render_feedback(lib_, r, 1, 4);
@@ -139,21 +140,24 @@ TEST_F(RulesPrompt, ARefusalsFeedbackQuotesItsRuleAndWhatToUseInstead) {
   EXPECT_NE(text.find("mgk/lt_gemm.h"), std::string::npos) << text;
   EXPECT_NE(text.find("cuBLASLt"), std::string::npos) << text;
   EXPECT_EQ(text.find("{{"), std::string::npos) << text;
+  r.refused = false;
   r.refused_rule.clear();
-  EXPECT_EQ(feedback_template(r), "feedback/compile_error") << "a compile error names no rule";
+  EXPECT_EQ(feedback_template(r), "feedback/compile_error") << "a compile error is no refusal";
 }
 
 TEST_F(RulesPrompt, ACallTheFilterRefusedWhileRunningIsFedBackWithItsRule) {
-  eval::EvalResult r;
-  r.verdict = eval::Verdict::kRuntimeError;
+  results::EvalResult r;
+  r.verdict = results::Verdict::kRuntimeError;
   r.message = "refused: the candidate's process of rank 0 made system call 'socket' (number 41): candidates may not "
               "open sockets or network connections (during load)";
+  r.refused = true;
   r.refused_rule = "sockets";
   EXPECT_EQ(feedback_template(r), "feedback/refused");
   const std::string text = render_feedback(lib_, r, 2, 4);
   EXPECT_NE(text.find("stopped while running"), std::string::npos) << text;
   EXPECT_NE(text.find("No sockets or network"), std::string::npos) << text;
   EXPECT_NE(text.find(r.message), std::string::npos) << text;
+  r.refused = false;
   r.refused_rule.clear();
   EXPECT_EQ(feedback_template(r), "feedback/runtime_error");
 }

@@ -30,7 +30,7 @@ TEST_F(AgentTest, AShellSessionRunsCommandsAndSubmits) {
   EXPECT_EQ(judge_.judged_files[0], out.sandbox_dir / "kernel.cu");
   EXPECT_EQ(judge_.judged_sources[0], kKernel);
   ASSERT_TRUE(out.final_result);
-  EXPECT_EQ(out.final_result->verdict, eval::Verdict::kCorrect);
+  EXPECT_EQ(out.final_result->verdict, results::Verdict::kCorrect);
   ASSERT_TRUE(out.best_kernel);
   EXPECT_EQ(read_file(*out.best_kernel), kKernel);
 
@@ -111,7 +111,7 @@ TEST_F(AgentTest, WithoutASubmissionTheStepLimitEndsTheSessionAndKernelCuIsJudge
   AttemptOutcome out = make_agent(setup(Mode::kShell, 2), *p).start(new_run());
   EXPECT_EQ(out.reason, ExitReason::kTurnsExhausted);
   ASSERT_TRUE(out.final_result);
-  EXPECT_EQ(out.final_result->verdict, eval::Verdict::kIncorrect);
+  EXPECT_EQ(out.final_result->verdict, results::Verdict::kIncorrect);
   EXPECT_FALSE(out.best_kernel);
   std::string last = server_.requests()[1].json["messages"].back()["content"];
   EXPECT_NE(last.find("your next command is your last"), std::string::npos) << last;

@@ -56,11 +56,11 @@ class Rejudge : public ::testing::Test {
                                 const Rejudger::Status&) {
       ++calls_;
       if (calls_ == interrupt_at) throw Interrupted{};
-      eval::EvalResult r;
+      results::EvalResult r;
       r.problem = problem;
       r.world_size = 2;
       const bool is_a = read(kernel).find("kernel A") != std::string::npos;
-      r.verdict = is_a ? eval::Verdict::kCorrect : eval::Verdict::kIncorrect;
+      r.verdict = is_a ? results::Verdict::kCorrect : results::Verdict::kIncorrect;
       r.message = is_a ? "correct now" : "wrong now";
       return r;
     };

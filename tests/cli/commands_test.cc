@@ -94,8 +94,8 @@ TEST_F(Commands, EvalUsesTheXdgFoldersAndNamesTheSourceHashKernelHash) {
   auto evaluations = s.evaluations_of_run(runs[0].id);
   ASSERT_EQ(evaluations.size(), 1u);
   EXPECT_EQ(evaluations[0].kernel_hash, source_hash);
-  EXPECT_EQ(evaluations[0].result["kernel_hash"], source_hash);
-  EXPECT_EQ(evaluations[0].result["build_key"], key);
+  EXPECT_EQ(evaluations[0].result.kernel_hash, source_hash);
+  EXPECT_EQ(evaluations[0].result.build_key, key);
   EXPECT_EQ(s.kernel_source(source_hash), read_file(kernel()));
 }
 

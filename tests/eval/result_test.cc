@@ -1,4 +1,4 @@
-#include "eval/result.h"
+#include "results/eval_result.h"
 
 #include <gtest/gtest.h>
 
@@ -8,6 +8,8 @@
 
 namespace mgk::eval {
 namespace {
+
+using namespace mgk::results;
 
 EvalResult sample() {
   EvalResult r;
@@ -36,7 +38,7 @@ EvalResult sample() {
   SizeResult bad;
   bad.size = "odd";
   bad.failure = "output mismatch";
-  bad.mismatch = R"json({"output":"y","rank":1,"index":"[7]","got":null,"expected":1.5,"bound":0.01,"failures":10,"numel":333333})json";
+  bad.mismatch = wire::Mismatch{"y", 1, "[7]", 7, std::nullopt, 1.5, 0.01, 10, 333333};
   r.sizes = {ok, bad};
   return r;
 }

@@ -5,6 +5,8 @@
 namespace mgk::eval {
 namespace {
 
+using results::Timing;
+
 TEST(Timing, IterationTimeIsTheSlowestRank) {
   // Rank 1 is slow on iteration 0, rank 0 on iteration 2.
   std::vector<std::vector<double>> per_rank = {{10, 10, 30, 10, 10}, {20, 11, 12, 10, 13}};

@@ -1,5 +1,5 @@
 // Bench runs written into a real store through the public Store API, the way the agent
-// writes them (turn, then its evaluation built from eval::EvalResult::to_json()), for the
+// writes them (turn, then its evaluation built from results::EvalResult::to_json()), for the
 // report and bench tests. The verdict builders give the shapes the evaluator returns: timed
 // correct results with speedups and roofline fractions, correct results from ranks sharing
 // a GPU (no timings), compile-only results, failures.
@@ -9,16 +9,16 @@
 #include <vector>
 
 #include "common/hash.h"
-#include "eval/result.h"
+#include "results/eval_result.h"
 #include "store/store.h"
 #include "support/verdicts.h"
 
 namespace mgk::report::test {
 
 // Correct at sizes small and large with these speedups (reference 100 us) and fractions.
-inline eval::EvalResult timed_correct(double small_speedup, double large_speedup,
+inline results::EvalResult timed_correct(double small_speedup, double large_speedup,
                                       std::optional<double> roofline = std::nullopt) {
-  eval::EvalResult r = mgk::test::correct_result(small_speedup, large_speedup);
+  results::EvalResult r = mgk::test::correct_result(small_speedup, large_speedup);
   r.message = "correct at 2 size(s)";
   r.gpus = {0, 1};
   r.wall_seconds = 4;
@@ -27,14 +27,14 @@ inline eval::EvalResult timed_correct(double small_speedup, double large_speedup
 }
 
 // Correct, checked with `world` ranks on GPU 0: nothing timed.
-inline eval::EvalResult shared_correct(int world = 2) {
-  eval::EvalResult r;
-  r.verdict = eval::Verdict::kCorrect;
+inline results::EvalResult shared_correct(int world = 2) {
+  results::EvalResult r;
+  r.verdict = results::Verdict::kCorrect;
   r.message = "correct at 2 size(s); not timed: ranks share a GPU (time-sliced), so only correctness was checked";
   r.gpus = std::vector<int>(size_t(world), 0);
   r.wall_seconds = 3;
   for (const char* name : {"small", "large"}) {
-    eval::SizeResult s;
+    results::SizeResult s;
     s.size = name;
     s.correct = true;
     s.trials_passed = 3;
@@ -43,12 +43,13 @@ inline eval::EvalResult shared_correct(int world = 2) {
   return r;
 }
 
-inline eval::EvalResult verdict(eval::Verdict v, const std::string& message = "") {
-  eval::EvalResult r;
+inline results::EvalResult verdict(results::Verdict v, const std::string& message = "") {
+  results::EvalResult r;
   r.verdict = v;
-  r.message = message.empty() ? eval::to_string(v) : message;
+  r.message = message.empty() ? results::to_string(v) : message;
+  r.refused = message.rfind("refused", 0) == 0;  // as the evaluator words a refusal
   r.compile_seconds = 1.5;
-  if (v != eval::Verdict::kCompiled && v != eval::Verdict::kCompileError) r.gpus = {0, 1};
+  if (v != results::Verdict::kCompiled && v != results::Verdict::kCompileError) r.gpus = {0, 1};
   return r;
 }
 
@@ -56,11 +57,11 @@ inline eval::EvalResult verdict(eval::Verdict v, const std::string& message = ""
 struct ScriptTurn {
   std::string action = "kernel";
   std::string source;  // empty: no kernel (format error)
-  std::optional<eval::EvalResult> result;
+  std::optional<results::EvalResult> result;
   double cost_usd = 0.01;
 };
 
-inline ScriptTurn kernel_turn(const std::string& source, eval::EvalResult result, double cost = 0.01) {
+inline ScriptTurn kernel_turn(const std::string& source, results::EvalResult result, double cost = 0.01) {
   return {"kernel", source, std::move(result), cost};
 }
 inline std::string sha256_of(const std::string& source) { return sha256_hex(source); }
@@ -99,14 +100,14 @@ inline int64_t record_attempt(store::Store& s, int64_t run, const std::string& p
     if (!t.source.empty()) tr.kernel_hash = s.put_kernel(t.source);
     s.record_turn(tr);
     if (t.result && tr.kernel_hash) {
-      eval::EvalResult r = *t.result;
+      results::EvalResult r = *t.result;
       r.problem = problem;
       r.world_size = 2;
       auto e = store::EvaluationRecord::from_result(r.to_json(), *tr.kernel_hash);
       e.attempt_id = id;
       e.turn_index = int(i);
       s.record_evaluation(e);
-      if (r.verdict == eval::Verdict::kCorrect && (!best || (e.speedup_min && (!best_speedup || *e.speedup_min > *best_speedup)))) {
+      if (r.verdict == results::Verdict::kCorrect && (!best || (e.speedup_min && (!best_speedup || *e.speedup_min > *best_speedup)))) {
         best = tr.kernel_hash;
         best_speedup = e.speedup_min;
       }

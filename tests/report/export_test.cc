@@ -16,7 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace test;
-using eval::Verdict;
+using results::Verdict;
 using mgk::test::CliResult;
 using mgk::test::run_mgk;
 

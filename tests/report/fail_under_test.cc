@@ -12,7 +12,7 @@ namespace mgk::report {
 namespace {
 
 using namespace test;
-using eval::Verdict;
+using results::Verdict;
 
 TEST(FailUnder, ThresholdsParseAsFractionsOrPercentages) {
   const Threshold pass = parse_threshold("pass@1=0.5");

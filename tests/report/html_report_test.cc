@@ -18,7 +18,7 @@ namespace mgk::report {
 namespace {
 
 using namespace test;
-using eval::Verdict;
+using results::Verdict;
 
 const char* const kProblems[] = {"collectives/all_gather", "collectives/all_reduce", "collectives/all_to_all",
                                  "collectives/broadcast",  "collectives/gather",     "collectives/reduce",

@@ -20,7 +20,7 @@ namespace mgk::report {
 namespace {
 
 using namespace test;
-using eval::Verdict;
+using results::Verdict;
 
 class ReportStore : public ::testing::Test {
  protected:
@@ -45,7 +45,7 @@ TEST_F(ReportStore, ATurnEvaluatedTwiceCountsOnceTheLaterEvaluationStands) {
   t.action = "kernel";
   t.kernel_hash = second;
   store_.record_turn(t);
-  eval::EvalResult ok = timed_correct(1.5, 1.2);
+  results::EvalResult ok = timed_correct(1.5, 1.2);
   ok.problem = "collectives/all_reduce";
   auto e2 = store::EvaluationRecord::from_result(ok.to_json(), second);
   e2.attempt_id = id;
@@ -216,7 +216,7 @@ TEST_F(ReportStore, AKeyStoredTwiceCountsOnceTheNewerAttempt) {
 TEST_F(ReportStore, AKernelTimedUnderTheFloorAtOneSizeIsFastAtNoP) {
   const int64_t run = begin_bench_run(store_, 1);
   record_attempt(store_, run, "p/good", 0, {kernel_turn("g", timed_correct(2.5, 2.5))});
-  eval::EvalResult under = timed_correct(3.0, 3.0);
+  results::EvalResult under = timed_correct(3.0, 3.0);
   under.sizes[1].credible = false;
   under.sizes[1].speedup = 0;
   record_attempt(store_, run, "p/floor", 0, {kernel_turn("f", under)});
@@ -335,7 +335,7 @@ TEST_F(ReportStore, AnUnknownRunIsNotFound) {
 // problem's cost model gives (nccl-tests' busbw for a collective).
 TEST_F(ReportStore, EachSizeOfTheFastestSampleIsShownWithItsLinkBandwidth) {
   const int64_t run = begin_bench_run(store_, 1);
-  eval::EvalResult wins_large = timed_correct(0.8, 2.5);
+  results::EvalResult wins_large = timed_correct(0.8, 2.5);
   for (auto& s : wins_large.sizes) s.link_bytes = s.size == "small" ? 2e6 : 2e9;
   record_attempt(store_, run, "collectives/all_reduce", 0, {kernel_turn(register_kernel("k"), wins_large)});
   RunReport rep = build_report(store_, run);
@@ -359,11 +359,11 @@ TEST_F(ReportStore, EachSizeOfTheFastestSampleIsShownWithItsLinkBandwidth) {
 // they differ (a run resumed on another machine), unknown where no row says.
 TEST_F(ReportStore, ProvenanceSaysWhatTheRunWasMadeWithAndWhereRowsDisagree) {
   const int64_t run = begin_bench_run(store_, 1);
-  eval::EvalResult on_h200 = timed_correct(1.5, 1.2);
+  results::EvalResult on_h200 = timed_correct(1.5, 1.2);
   on_h200.provenance = {{"mgk", "0.1.0"}, {"nvcc", "13.0 (V13.0.88)"}, {"gpu", "NVIDIA H200"}, {"gpus", 2},
                         {"nccl", "2.28.3"}, {"arch", "sm_90a"}, {"calibrated", true}};
   on_h200.isolation = "bubblewrap";
-  eval::EvalResult on_h100 = on_h200;
+  results::EvalResult on_h100 = on_h200;
   on_h100.provenance["gpu"] = "NVIDIA H100 80GB HBM3";
   record_attempt(store_, run, "collectives/all_reduce", 0, {kernel_turn(register_kernel("a"), on_h200)});
   record_attempt(store_, run, "collectives/all_gather", 0, {kernel_turn(register_kernel("b"), on_h100)});

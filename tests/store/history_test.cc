@@ -155,7 +155,7 @@ TEST_F(HistoryTest, ShowTextHasPromptsRepliesEvaluationsAndTheKernel) {
         "== turn 1: kernel, finish stop", "[system]\nYou write multi-GPU kernels.",
         "Turn 1: write all_reduce.", "-- reply --\n```cuda\n// kernel 0",
         "verdict incorrect: output mismatched", "failure (small): output y mismatched on rank 1",
-        "first mismatch (small): output 'y' rank 1 index 17: got 3.5, expected 2.25 "
+        "first mismatch (small): output 'y' rank 1 index [17]: got 3.5, expected 2.25 "
         "(allowed error 0.01); 40 of 4096 elements wrong",
         "verdict correct: all sizes matched", "speedup 1.50x min, 1.75x median, 2.00x max",
         "per-rank candidate medians", "-- feedback --\ncompiled; speedup 1.2x", "== best kernel ",

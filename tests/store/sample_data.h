@@ -9,7 +9,7 @@
 
 namespace mgk::store::test {
 
-// The shape eval::EvalResult::to_json() (src/eval/result.cc) writes: per size a check,
+// The shape results::EvalResult::to_json() (src/eval/result.cc) writes: per size a check,
 // the first mismatch as an object (null when correct), and timings (null when not timed).
 inline nlohmann::json eval_result(const std::string& verdict, std::vector<double> speedups,
                                   const std::string& problem = "collectives/all_reduce") {
@@ -24,7 +24,7 @@ inline nlohmann::json eval_result(const std::string& verdict, std::vector<double
                      {"mismatch", verdict == "correct" ? nlohmann::json(nullptr)
                                                        : nlohmann::json{{"output", "y"},
                                                                         {"rank", 1},
-                                                                        {"index", 17},
+                                                                        {"index", "[17]"},
                                                                         {"got", 3.5},
                                                                         {"expected", 2.25},
                                                                         {"bound", 0.01},

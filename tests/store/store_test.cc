@@ -188,7 +188,7 @@ TEST_F(StoreTest, EvaluationRoundTripTakesTheRunFromTheAttempt) {
   EXPECT_EQ(stored[0].turn_index, 3);
   EXPECT_EQ(stored[0].kernel_hash, kernel);
   EXPECT_EQ(stored[0].speedup_median, 2.0);
-  EXPECT_EQ(stored[0].result, e.result);
+  EXPECT_EQ(stored[0].result.to_json(), e.result.to_json());
 
   // `mgk eval` by hand: no run, no attempt.
   auto loose = EvaluationRecord::from_result(eval_result("compile_error", {}), kernel);

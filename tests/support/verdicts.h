@@ -3,22 +3,22 @@
 #pragma once
 #include <utility>
 
-#include "eval/result.h"
+#include "results/eval_result.h"
 
 namespace mgk::test {
 
 // Correct and timed at sizes small and large with these speedups (reference 100 us).
-inline eval::EvalResult correct_result(double small_speedup, double large_speedup) {
-  eval::EvalResult r;
-  r.verdict = eval::Verdict::kCorrect;
+inline results::EvalResult correct_result(double small_speedup, double large_speedup) {
+  results::EvalResult r;
+  r.verdict = results::Verdict::kCorrect;
   r.message = "correct";
   for (auto [name, speedup] : {std::pair{"small", small_speedup}, std::pair{"large", large_speedup}}) {
-    eval::SizeResult s;
+    results::SizeResult s;
     s.size = name;
     s.correct = true;
     s.trials_passed = 3;
-    s.reference = eval::Timing{100, 99, 101, 98, 100, {100, 99}};
-    s.candidate = eval::Timing{100 / speedup, 99 / speedup, 101 / speedup, 98 / speedup, 100,
+    s.reference = results::Timing{100, 99, 101, 98, 100, {100, 99}};
+    s.candidate = results::Timing{100 / speedup, 99 / speedup, 101 / speedup, 98 / speedup, 100,
                                {100 / speedup, 99 / speedup}};
     s.speedup = speedup;
     r.sizes.push_back(s);

@@ -12,8 +12,8 @@
 namespace mgk::tune {
 namespace {
 
-eval::EvalResult result(eval::Verdict verdict, const std::string& message) {
-  eval::EvalResult r;
+results::EvalResult result(results::Verdict verdict, const std::string& message) {
+  results::EvalResult r;
   r.verdict = verdict;
   r.message = message;
   r.compile_seconds = 12.5;
@@ -21,25 +21,25 @@ eval::EvalResult result(eval::Verdict verdict, const std::string& message) {
   return r;
 }
 
-eval::SizeResult timed(const std::string& size, double median_us) {
-  eval::SizeResult s;
+results::SizeResult timed(const std::string& size, double median_us) {
+  results::SizeResult s;
   s.size = size;
   s.correct = true;
-  s.candidate = eval::Timing{median_us, 0, 0, 0, 100, {}};
+  s.candidate = results::Timing{median_us, 0, 0, 0, 100, {}};
   return s;
 }
 
 TEST(EvalObjective, EveryVerdictMapsToAStatus) {
-  EXPECT_EQ(status_for(eval::Verdict::kCorrect), TrialStatus::kOk);
-  EXPECT_EQ(status_for(eval::Verdict::kIncorrect), TrialStatus::kIncorrect);
-  EXPECT_EQ(status_for(eval::Verdict::kCompileError), TrialStatus::kCompile);
-  EXPECT_EQ(status_for(eval::Verdict::kRuntimeError), TrialStatus::kLaunch);
-  EXPECT_EQ(status_for(eval::Verdict::kTimeout), TrialStatus::kHang);
-  EXPECT_EQ(status_for(eval::Verdict::kInfrastructure), TrialStatus::kError);
+  EXPECT_EQ(status_for(results::Verdict::kCorrect), TrialStatus::kOk);
+  EXPECT_EQ(status_for(results::Verdict::kIncorrect), TrialStatus::kIncorrect);
+  EXPECT_EQ(status_for(results::Verdict::kCompileError), TrialStatus::kCompile);
+  EXPECT_EQ(status_for(results::Verdict::kRuntimeError), TrialStatus::kLaunch);
+  EXPECT_EQ(status_for(results::Verdict::kTimeout), TrialStatus::kHang);
+  EXPECT_EQ(status_for(results::Verdict::kInfrastructure), TrialStatus::kError);
 }
 
 TEST(EvalObjective, TheObjectiveIsTheCandidateMedianAtTheChosenSize) {
-  eval::EvalResult r = result(eval::Verdict::kCorrect, "correct, 1.4x");
+  results::EvalResult r = result(results::Verdict::kCorrect, "correct, 1.4x");
   r.sizes = {timed("small", 9.5), timed("medium", 41.25)};
   Measurement m = measurement_from(r, "medium");
   EXPECT_EQ(m.status, TrialStatus::kOk);
@@ -57,7 +57,7 @@ TEST(EvalObjective, TheObjectiveIsTheCandidateMedianAtTheChosenSize) {
 TEST(EvalObjective, OverSeveralSizesTheObjectiveIsTheGeometricMeanOfTheMedians) {
   EXPECT_EQ(tuning_sizes("small,,large,small"), (std::vector<std::string>{"small", "large"}));
   EXPECT_EQ(tuning_sizes("medium"), (std::vector<std::string>{"medium"}));
-  eval::EvalResult r = result(eval::Verdict::kCorrect, "correct");
+  results::EvalResult r = result(results::Verdict::kCorrect, "correct");
   r.sizes = {timed("small", 4.0), timed("medium", 36.0), timed("large", 900.0)};
   Measurement m = measurement_from(r, "small,large");
   EXPECT_EQ(m.status, TrialStatus::kOk);
@@ -77,15 +77,15 @@ TEST(EvalObjective, OverSeveralSizesTheObjectiveIsTheGeometricMeanOfTheMedians) 
 }
 
 TEST(EvalObjective, FailuresCarryOneLineSayingWhy) {
-  eval::EvalResult compile = result(eval::Verdict::kCompileError, "nvcc failed");
+  results::EvalResult compile = result(results::Verdict::kCompileError, "nvcc failed");
   compile.compile_log = "kernel.cu(12): warning: unused\nkernel.cu(40): error: identifier "
                         "\"BLOKS\" is undefined\n1 error detected\n";
   EXPECT_EQ(measurement_from(compile, "medium").message,
             "kernel.cu(40): error: identifier \"BLOKS\" is undefined");
 
-  eval::EvalResult wrong = result(eval::Verdict::kIncorrect, "outputs mismatched");
+  results::EvalResult wrong = result(results::Verdict::kIncorrect, "outputs mismatched");
   wrong.sizes = {timed("small", 1)};
-  eval::SizeResult bad;
+  results::SizeResult bad;
   bad.size = "medium";
   bad.failure = "y: rank 1, index 77: got 0, expected 3.25";
   wrong.sizes.push_back(bad);
@@ -94,12 +94,12 @@ TEST(EvalObjective, FailuresCarryOneLineSayingWhy) {
   EXPECT_EQ(m.message, "medium: y: rank 1, index 77: got 0, expected 3.25");
   EXPECT_EQ(m.time_us, 0);
 
-  eval::EvalResult hang = result(eval::Verdict::kTimeout, "watchdog killed the group");
+  results::EvalResult hang = result(results::Verdict::kTimeout, "watchdog killed the group");
   hang.phase = "timing";
   EXPECT_EQ(measurement_from(hang, "medium").message, "watchdog killed the group (in timing)");
   EXPECT_EQ(measurement_from(hang, "medium").status, TrialStatus::kHang);
 
-  eval::EvalResult launch = result(eval::Verdict::kRuntimeError, "");
+  results::EvalResult launch = result(results::Verdict::kRuntimeError, "");
   EXPECT_EQ(measurement_from(launch, "medium").message, "verdict runtime_error");
 }
 

@@ -1,10 +1,16 @@
-#include "eval/result.h"
+#include "results/eval_result.h"
+
+#include <algorithm>
 
 #include "common/error.h"
 
-namespace mgk::eval {
+namespace mgk::results {
 
 namespace {
+
+// The JSON form's version: 2 since the refusal became a field (2026-12-03); 1 (or none) before.
+constexpr int kSchemaVersion = 2;
+
 constexpr std::pair<Verdict, const char*> kNames[] = {
     {Verdict::kCorrect, "correct"},         {Verdict::kIncorrect, "incorrect"},
     {Verdict::kCompileError, "compile_error"}, {Verdict::kRuntimeError, "runtime_error"},
@@ -27,6 +33,19 @@ Timing timing_from(const nlohmann::json& j) {
   t.per_rank_median_us = j.value("per_rank_median_us", std::vector<double>{});
   return t;
 }
+// A stored mismatch of another shape (hand-written, or from a version before the protocol
+// typed it) is left out, not fatal: it cannot be said as one.
+std::optional<wire::Mismatch> mismatch_from(const nlohmann::json& j) {
+  if (!j.is_object()) return std::nullopt;
+  try {
+    return wire::mismatch_from_json(j);
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::string number(double v) { return nlohmann::json(v).dump(); }
+
 nlohmann::json sizes_json(const std::vector<SizeResult>& sizes) {
   nlohmann::json sj = nlohmann::json::array();
   for (const auto& s : sizes) {
@@ -44,7 +63,7 @@ nlohmann::json sizes_json(const std::vector<SizeResult>& sizes) {
                      {"roofline_us", s.roofline_us},
                      {"roofline_bound", s.roofline_bound},
                      {"link_bytes", s.link_bytes}};
-    j["mismatch"] = s.mismatch.empty() ? nlohmann::json(nullptr) : nlohmann::json::parse(s.mismatch);
+    j["mismatch"] = s.mismatch ? wire::to_json(*s.mismatch) : nlohmann::json(nullptr);
     j["reference"] = s.reference ? timing_json(*s.reference) : nlohmann::json(nullptr);
     j["candidate"] = s.candidate ? timing_json(*s.candidate) : nlohmann::json(nullptr);
     j["floor"] = s.floor ? timing_json(*s.floor) : nlohmann::json(nullptr);
@@ -69,7 +88,7 @@ std::vector<SizeResult> sizes_from(const nlohmann::json& array) {
     s.reference_worst_error_ratio = sj.value("reference_worst_error_ratio", 0.0);
     s.credible = sj.value("credible", true);
     s.not_credible = sj.value("not_credible", "");
-    if (sj.contains("mismatch") && !sj["mismatch"].is_null()) s.mismatch = sj["mismatch"].dump();
+    s.mismatch = mismatch_from(sj.value("mismatch", nlohmann::json()));
     if (sj.contains("reference") && !sj["reference"].is_null()) s.reference = timing_from(sj["reference"]);
     if (sj.contains("candidate") && !sj["candidate"].is_null()) s.candidate = timing_from(sj["candidate"]);
     if (sj.contains("floor") && !sj["floor"].is_null()) s.floor = timing_from(sj["floor"]);
@@ -98,15 +117,49 @@ Verdict verdict_from_string(const std::string& s) {
   throw Error("unknown verdict '" + s + "'");
 }
 
+std::string describe(const wire::Mismatch& m) {
+  std::string out = "output '" + m.output + "' rank " + std::to_string(m.rank) + " index " + m.index + ": got " +
+                    (m.got ? number(*m.got) : "nan") + ", expected " + number(m.expected);
+  if (m.bound > 0) out += " (allowed error " + number(m.bound) + ")";
+  return out + "; " + std::to_string(m.failures) + " of " + std::to_string(m.numel) + " elements wrong";
+}
+
+std::optional<double> SizeResult::credited_speedup() const {
+  if (!candidate || !credible || speedup <= 0) return std::nullopt;
+  return speedup;
+}
+
+bool EvalResult::credible() const {
+  return std::all_of(sizes.begin(), sizes.end(), [](const SizeResult& s) { return !s.candidate || s.credible; });
+}
+
+std::vector<double> EvalResult::speedups() const {
+  std::vector<double> out;
+  if (verdict != Verdict::kCorrect || sizes.empty()) return out;
+  for (const SizeResult& s : sizes) {
+    const std::optional<double> x = s.credited_speedup();
+    if (!x) return {};
+    out.push_back(*x);
+  }
+  return out;
+}
+
+std::optional<double> EvalResult::speedup() const {
+  const std::vector<double> s = speedups();
+  if (s.empty()) return std::nullopt;
+  return *std::min_element(s.begin(), s.end());
+}
+
 nlohmann::json EvalResult::to_json() const {
   nlohmann::json checks = nlohmann::json::array();
   for (const auto& c : structure_checks)
     checks.push_back({{"world", c.world}, {"gpus", c.gpus}, {"sizes", sizes_json(c.sizes)}});
-  return {{"verdict", to_string(verdict)}, {"message", message},       {"problem", problem},
+  return {{"schema_version", kSchemaVersion},
+          {"verdict", to_string(verdict)}, {"message", message},       {"problem", problem},
           {"world_size", world_size},      {"gpus", gpus},             {"kernel_hash", kernel_hash},
           {"build_key", build_key},        {"isolation", isolation},   {"write_guard", write_guard},
           {"timed", timed},
-          {"not_timed", not_timed},        {"refused_rule", refused_rule},
+          {"not_timed", not_timed},        {"refused", refused},       {"refused_rule", refused_rule},
           {"compile_log", compile_log},    {"compile_seconds", compile_seconds},
           {"compile_cached", compile_cached}, {"wall_seconds", wall_seconds}, {"phase", phase},
           {"protocol_overhead_us", protocol_overhead_us}, {"protocol_spread_us", protocol_spread_us},
@@ -128,6 +181,8 @@ EvalResult EvalResult::from_json(const nlohmann::json& j) {
   r.timed = j.value("timed", false);
   r.not_timed = j.value("not_timed", "");
   r.refused_rule = j.value("refused_rule", "");
+  // Results stored before 2026-12-03 say a refusal only in their message's first word.
+  r.refused = j.contains("refused") ? j.value("refused", false) : r.message.rfind("refused", 0) == 0;
   r.compile_log = j.value("compile_log", "");
   r.compile_seconds = j.value("compile_seconds", 0.0);
   r.compile_cached = j.value("compile_cached", false);
@@ -143,4 +198,4 @@ EvalResult EvalResult::from_json(const nlohmann::json& j) {
   return r;
 }
 
-}  // namespace mgk::eval
+}  // namespace mgk::results

@@ -1,5 +1,8 @@
-// What one evaluation of a kernel found: the verdict, and per size preset the check and the
-// timings. Serialised to JSON for `mgk eval --json`, the store and the agent's feedback.
+// What one evaluation of a kernel found, typed: the verdict, whether a check refused it, and
+// per size preset the check (its first wrong element) and the timings. eval produces it, the
+// store keeps it (its JSON, with columns for what is queried), and the report, the agent,
+// the tuner and bench read it back typed. What a kernel's speedup is, and when a time is not
+// credible, is said here once.
 #pragma once
 #include <optional>
 #include <string>
@@ -7,7 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
-namespace mgk::eval {
+#include "wire/protocol.h"
+
+namespace mgk::results {
 
 enum class Verdict {
   kCorrect,        // compiled, every trial of every size matched, timed
@@ -37,7 +42,7 @@ struct SizeResult {
   int trials_passed = 0;
   std::string failure;                // one line: why it failed, empty when correct
   std::string failure_kind;           // mismatch, modified_input, incomplete; empty when correct
-  std::string mismatch;               // the mismatch report (output, rank, index, got, expected)
+  std::optional<wire::Mismatch> mismatch;  // the first wrong element, where one was found
   int timed_calls_checked = 0;        // timed calls (per rank) whose outputs were judged
   // The largest |got - expected| / allowed error over every checked call of this size, every
   // float output and rank (0 where all are compared exactly): at most 1 when correct, the
@@ -63,6 +68,9 @@ struct SizeResult {
   // What the slowest rank sends over the interconnect per call (the problem's cost model):
   // over the candidate's time, the bus bandwidth as nccl-tests defines it for collectives.
   double link_bytes = 0;
+
+  // The speedup this size credits: timed, credible and above 0; none otherwise.
+  std::optional<double> credited_speedup() const;
 };
 
 // The evaluation repeated, for correctness only, at a world where the problem's structure
@@ -72,6 +80,10 @@ struct StructureCheckResult {
   std::vector<int> gpus;
   std::vector<SizeResult> sizes;  // checked, never timed
 };
+
+// "output 'y' rank 1 index [3, 17]: got 0.5, expected 1.25 (allowed error 0.02); 3 of 1024
+// elements wrong" (got nan where it was NaN): how every report and the model's feedback say it.
+std::string describe(const wire::Mismatch& m);
 
 struct EvalResult {
   Verdict verdict = Verdict::kInfrastructure;
@@ -87,7 +99,10 @@ struct EvalResult {
                                 // "not enforced: why"); the first rank's unless one differs
   bool timed = false;           // false: correctness only (not_timed says why)
   std::string not_timed;
-  std::string refused_rule;     // a refused kernel: the rule's class (eval/candidate_rules.h)
+  // A check refused the kernel (its source, PTX or imports, or the candidate process's
+  // system-call filter while it ran): the verdict says where (compile_error, runtime_error).
+  bool refused = false;
+  std::string refused_rule;     // the rule's class (eval/candidate_rules.h); empty when none applies
   std::string compile_log;      // nvcc output (warnings even on success)
   std::string source;           // the exact bytes compiled, for the store (not in the JSON)
   double compile_seconds = 0;
@@ -103,8 +118,16 @@ struct EvalResult {
   // already, or the problem declares none); a failure there makes the verdict incorrect.
   std::vector<StructureCheckResult> structure_checks;
 
+  // No size was timed under the timing floor or under what the outside clock allows.
+  bool credible() const;
+  // The kernel's speedup: its slowest size's, when the verdict is correct and every size was
+  // timed credibly; none otherwise (not timed, a size untimed, a clock fooled).
+  std::optional<double> speedup() const;
+  // Every size's credited speedup, when speedup() has one; empty otherwise.
+  std::vector<double> speedups() const;
+
   nlohmann::json to_json() const;
   static EvalResult from_json(const nlohmann::json& j);
 };
 
-}  // namespace mgk::eval
+}  // namespace mgk::results
