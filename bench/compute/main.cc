@@ -293,7 +293,7 @@ int run(const Options& o) {
     for (const auto& size : o.sizes) {
       try {
         if (!build.ok) throw Failure("the reference does not compile: " + build.refusal + build.log.substr(0, 400));
-        const eval::EvalPlan plan = eval::plan_evaluation(n, {size}, "", o.world);
+        const eval::EvalPlan plan = eval::plan_evaluation(problems::load(n), {size}, "", o.world);
         Dims dims;
         for (const auto& d : plan.sizes[0].ranks[0].dims) dims[d.name] = d.value;
         const double ref_us = time_reference(build.library, plan, timer, o.iterations, num_sms);

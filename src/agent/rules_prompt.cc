@@ -3,6 +3,7 @@
 #include "common/text.h"
 #include "eval/candidate_rules.h"
 #include "eval/compile.h"
+#include "eval/evaluate.h"
 
 namespace mgk::agent {
 namespace {

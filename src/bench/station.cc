@@ -55,7 +55,7 @@ void prepare(Station& p, const BenchSpec& s, const eval::MachineInfo& machine, c
     }
     ProblemSession ps;
     ps.setup = agent::build_session_setup(prompts, spec, c);
-    ps.eval.problem = name;
+    ps.eval.problem = spec;
     ps.eval.world_size = world;
     ps.eval.peaks = peaks;
     ps.eval.compile_only = s.compile_only;

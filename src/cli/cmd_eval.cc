@@ -47,7 +47,7 @@ void record(store::Store& store, const eval::EvalOptions& o, const results::Eval
   // path, the sizes and dtype asked for, compile only or not.
   const std::string kernel =
       o.kernel_is_reference ? "(reference)" : std::filesystem::absolute(o.kernel).lexically_normal().string();
-  nlohmann::json args = {{"problem", o.problem}, {"kernel", kernel}, {"world", o.world_size}};
+  nlohmann::json args = {{"problem", o.problem.name}, {"kernel", kernel}, {"world", o.world_size}};
   if (!o.sizes.empty()) args["size"] = o.sizes;
   if (!o.dtype.empty()) args["dtype"] = o.dtype;
   if (o.compile_only) args["compile_only"] = true;
@@ -60,11 +60,11 @@ void record(store::Store& store, const eval::EvalOptions& o, const results::Eval
 
 ExitCode run_eval(const EvalArgs& a, const Globals& g) {
   eval::EvalOptions o;
-  o.problem = a.problem;
+  o.problem = problems::load(a.problem);
   if (a.reference + a.expert + !a.kernel.empty() != 1)
     throw UsageError("give exactly one of: a KERNEL file, --reference, --expert");
   if (a.reference) o.kernel_is_reference = true;
-  else if (a.expert) o.kernel = problems::load(a.problem).expert_path();
+  else if (a.expert) o.kernel = o.problem.expert_path();
   else o.kernel = a.kernel;
   o.gpus = parse_int_list(a.gpus, "--gpus");
   o.world_size = world_from(a.world, a.world_given, o.gpus);

@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "problems/catalog.h"
 #include "common/interrupt.h"
 #include "common/log.h"
 #include "tune/eval_objective.h"
@@ -54,7 +55,7 @@ ExitCode show_cached(const TuneArgs& a, const Globals& g) {
 
 tune::KernelTuneRequest request_from(const TuneArgs& a) {
   tune::KernelTuneRequest r;
-  r.eval.problem = a.problem;
+  r.eval.problem = problems::load(a.problem);
   r.eval.kernel = a.kernel;
   r.eval.gpus = parse_int_list(a.gpus, "--gpus");
   require_own_gpus(r.eval.gpus, "tune");
@@ -100,7 +101,7 @@ ExitCode run_tune(const TuneArgs& a, const Globals& g) {
     throw UsageError(a.kernel + " declares no tunable parameters; add markers such as "
                      "'// mgk:tune BLOCKS 8 16 32' (see src/tune/README.md)");
   tune::check_strategy_name(a.strategy);
-  if (request.size.empty()) request.size = tune::default_tuning_size(a.problem);
+  if (request.size.empty()) request.size = tune::default_tuning_size(request.eval.problem);
   install_interrupt_handler();
   store::Store store = open_store(g);
   tune::StoreTrialCache cache(store);

@@ -414,17 +414,5 @@ CompileResult compile(const CompileRequest& req) {
   return r;
 }
 
-CompileResult compile_candidate(const EvalOptions& options) {
-  problems::Spec spec = problems::load(options.problem);
-  CompileRequest req;
-  req.source = options.kernel_is_reference ? spec.reference_path() : options.kernel;
-  req.problem_dir = spec.dir;
-  req.defines = options.defines;
-  req.extra_flags = options.nvcc_flags;
-  req.arch = options.arch;
-  req.is_reference = options.kernel_is_reference;
-  req.shown_as = options.kernel_shown_as;
-  return compile(req);
-}
 
 }  // namespace mgk::eval

@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "eval/evaluate.h"
 
 namespace mgk::eval {
 
@@ -58,8 +57,6 @@ CompileResult compile(const CompileRequest& request);
 std::vector<std::string> nvcc_flags(const std::string& arch);
 std::vector<std::string> linked_libraries(bool is_reference);
 
-// For the tuner and the agent: compile the candidate `options` describe (into the cache).
-CompileResult compile_candidate(const EvalOptions& options);
 
 // The kernel file's text, checked: UsageError for a missing file or a directory; the
 // second member is non-empty (why) for bytes that are not a kernel source.

@@ -491,4 +491,17 @@ results::EvalResult evaluate(const EvalOptions& o) {
   return res;
 }
 
+CompileResult compile_candidate(const EvalOptions& options) {
+  const problems::Spec& spec = options.problem;
+  CompileRequest req;
+  req.source = options.kernel_is_reference ? spec.reference_path() : options.kernel;
+  req.problem_dir = spec.dir;
+  req.defines = options.defines;
+  req.extra_flags = options.nvcc_flags;
+  req.arch = options.arch;
+  req.is_reference = options.kernel_is_reference;
+  req.shown_as = options.kernel_shown_as;
+  return compile(req);
+}
+
 }  // namespace mgk::eval

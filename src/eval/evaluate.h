@@ -7,13 +7,15 @@
 #include <string>
 #include <vector>
 
+#include "eval/compile.h"
 #include "eval/machine.h"
+#include "problems/spec.h"
 #include "results/eval_result.h"
 
 namespace mgk::eval {
 
 struct EvalOptions {
-  std::string problem;                  // e.g. "collectives/all_reduce"
+  problems::Spec problem;               // loaded once by the command (problems::load); nothing below loads it
   std::filesystem::path kernel;         // the candidate .cu file
   std::string kernel_shown_as;          // how compile messages name it; empty: `kernel` as given
   bool kernel_is_reference = false;     // evaluate the problem's reference as the candidate
@@ -53,5 +55,8 @@ bool ranks_share_gpu(const std::vector<int>& gpus);
 // Never throws for anything the kernel did: that is in the verdict. Throws mgk::Error for
 // bad options (unknown problem: UsageError) and for infrastructure failures it can name.
 results::EvalResult evaluate(const EvalOptions& options);
+
+// For the tuner and the agent: compile the candidate `options` describe (into the cache).
+CompileResult compile_candidate(const EvalOptions& options);
 
 }  // namespace mgk::eval

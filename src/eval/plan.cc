@@ -73,10 +73,10 @@ wire::PresetPlan preset_plan(const problems::Resolved& r) {
   return p;
 }
 
-EvalPlan plan_evaluation(const std::string& problem, const std::vector<std::string>& sizes, const std::string& dtype,
+EvalPlan plan_evaluation(const problems::Spec& problem, const std::vector<std::string>& sizes, const std::string& dtype,
                          int world_size) {
   EvalPlan plan;
-  plan.spec = problems::load(problem);
+  plan.spec = problem;
   plan.dtype = dtype;
   plan.world_size = world_size;
   for (const auto& size : sizes.empty() ? plan.spec.default_sizes : sizes) {

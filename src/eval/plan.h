@@ -26,7 +26,7 @@ struct EvalPlan {
 
 // UsageError for an unknown problem, size preset, dtype, or a world size the problem does
 // not run at. `sizes` empty: the problem's default presets.
-EvalPlan plan_evaluation(const std::string& problem, const std::vector<std::string>& sizes, const std::string& dtype,
+EvalPlan plan_evaluation(const problems::Spec& problem, const std::vector<std::string>& sizes, const std::string& dtype,
                          int world_size);
 
 // One rank's plan of one preset (the tolerance's factor evaluated at this world size).

@@ -100,7 +100,7 @@ ExitCode run(Request a, store::Store& store) {
   const std::optional<eval::Peaks> peaks = a.compile_only ? std::nullopt : eval::calibrated_peaks(store, machine);
 
   eval::EvalOptions eval_options;
-  eval_options.problem = problem;
+  eval_options.problem = spec;
   eval_options.world_size = world;
   eval_options.gpus = gpus;
   eval_options.peaks = peaks;

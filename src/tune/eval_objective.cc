@@ -102,12 +102,12 @@ Measurement measurement_from(const results::EvalResult& result, const std::strin
 
 EvalObjective::EvalObjective(const SearchSpace& space, eval::EvalOptions base, std::string size)
     : space_(space), base_(std::move(base)), size_(std::move(size)) {
-  const problems::Spec spec = problems::load(base_.problem);
+  const problems::Spec& spec = base_.problem;
   const std::vector<std::string> timed = tuning_sizes(size_);
   if (timed.empty()) throw UsageError("--size names no size preset");
   for (const auto& one : timed)
     if (!spec.sizes.count(one)) {
-      throw UsageError("problem " + base_.problem + " has no size preset '" + one +
+      throw UsageError("problem " + spec.name + " has no size preset '" + one +
                        "'; its presets are " + join(spec.size_names));
     }
   if (base_.sizes.empty() && timed.size() == 1) {

@@ -34,12 +34,11 @@ KernelIdentity identify_kernel(const std::filesystem::path& kernel) {
   return id;
 }
 
-std::string default_tuning_size(const std::string& problem) {
-  const problems::Spec spec = problems::load(problem);
+std::string default_tuning_size(const problems::Spec& spec) {
   if (spec.sizes.count("medium")) return "medium";
   if (!spec.default_sizes.empty()) return spec.default_sizes.back();
   if (!spec.size_names.empty()) return spec.size_names.back();
-  throw UsageError("problem " + problem + " defines no size presets");
+  throw UsageError("problem " + spec.name + " defines no size presets");
 }
 
 std::filesystem::path default_best_path(const std::filesystem::path& kernel) {
@@ -82,7 +81,7 @@ KernelTuneResult tune_kernel(const KernelTuneRequest& request, TrialCache& cache
 
   KernelTuneResult result;
   result.context.kernel_hash = kernel.kernel_hash;
-  result.context.problem = request.eval.problem;
+  result.context.problem = request.eval.problem.name;
   result.context.size = request.size.empty() ? default_tuning_size(request.eval.problem)
                                              : request.size;
   result.context.world_size = request.eval.world_size;

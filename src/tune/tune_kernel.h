@@ -64,7 +64,7 @@ struct KernelIdentity {
 KernelIdentity identify_kernel(const std::filesystem::path& kernel);
 
 // The size preset tuning uses when none is asked for.
-std::string default_tuning_size(const std::string& problem);
+std::string default_tuning_size(const problems::Spec& spec);
 
 // Where the best kernel goes when no --out is given: "dir/name.cu" -> "dir/name.tuned.cu".
 std::filesystem::path default_best_path(const std::filesystem::path& kernel);

@@ -14,6 +14,7 @@
 #include "common/error.h"
 #include "eval/candidate_rules.h"
 #include "eval/compile.h"
+#include "eval/evaluate.h"
 #include "eval/imports.h"
 #include "eval/source_policy.h"
 #include "problems/catalog.h"

@@ -16,7 +16,7 @@ TEST(Plan, EveryProblemPlansAtTwoFourAndEightRanks) {
     const problems::Spec spec = problems::load(name);
     for (int w : {2, 4, 8}) {
       if (w < spec.min_world || w > spec.max_world) continue;
-      EvalPlan plan = plan_evaluation(name, spec.size_names, "", w);
+      EvalPlan plan = plan_evaluation(spec, spec.size_names, "", w);
       ASSERT_EQ(plan.sizes.size(), spec.size_names.size());
       for (const auto& s : plan.sizes) {
         ASSERT_EQ(int(s.ranks.size()), w);
@@ -33,13 +33,13 @@ TEST(Plan, EveryProblemPlansAtTwoFourAndEightRanks) {
 
 TEST(Plan, AToleranceFactorMayUseThePresetsDims) {
   // all_reduce's factor is "W + 1": 3 at two ranks, 9 at eight.
-  EXPECT_DOUBLE_EQ(plan_evaluation("collectives/all_reduce", {"small"}, "", 2).sizes[0].ranks[0].outputs[0].check.factor, 3);
-  EXPECT_DOUBLE_EQ(plan_evaluation("collectives/all_reduce", {"small"}, "", 8).sizes[0].ranks[1].outputs[0].check.factor, 9);
+  EXPECT_DOUBLE_EQ(plan_evaluation(problems::load("collectives/all_reduce"), {"small"}, "", 2).sizes[0].ranks[0].outputs[0].check.factor, 3);
+  EXPECT_DOUBLE_EQ(plan_evaluation(problems::load("collectives/all_reduce"), {"small"}, "", 8).sizes[0].ranks[1].outputs[0].check.factor, 9);
 }
 
 // An in-place output reaches the harness as the index of its input (-1: not in place).
 TEST(Plan, InPlaceOutputsCarryTheirInputsIndexOverTheWire) {
-  const auto plan = plan_evaluation("dp/clip_grad_norm_no_ep", {"odd"}, "", 2);
+  const auto plan = plan_evaluation(problems::load("dp/clip_grad_norm_no_ep"), {"odd"}, "", 2);
   const auto& r = plan.sizes[0].ranks[1];
   ASSERT_EQ(r.outputs.size(), 4u);
   EXPECT_EQ(r.outputs[0].in_place_of, -1);  // total_norm, a 0-dim scalar
@@ -50,26 +50,26 @@ TEST(Plan, InPlaceOutputsCarryTheirInputsIndexOverTheWire) {
     EXPECT_EQ(r.outputs[k].shape, r.inputs[k - 1].shape);
     EXPECT_EQ(r.outputs[k].dtype, MGK_BF16);
   }
-  EXPECT_EQ(plan_evaluation("quant/blocked_fp8_quantize", {"tiny"}, "", 2).sizes[0].ranks[0].outputs[0].dtype, MGK_E4M3);
+  EXPECT_EQ(plan_evaluation(problems::load("quant/blocked_fp8_quantize"), {"tiny"}, "", 2).sizes[0].ranks[0].outputs[0].dtype, MGK_E4M3);
 }
 
 // An init parameter given as an expression is evaluated with the preset's dims (W1's std of
 // combined_sharded_gemms is H ** -0.5: 1/16 at pkb, H = 256 at any W), and special rows reach
 // the harness with their length (tp_rms_norm's x: rows of NL) and periods.
 TEST(Plan, InitExpressionsAndSpecialRowsReachTheWire) {
-  const auto gemms = plan_evaluation("tp/combined_sharded_gemms", {"pkb"}, "", 2).sizes[0].ranks[1];
+  const auto gemms = plan_evaluation(problems::load("tp/combined_sharded_gemms"), {"pkb"}, "", 2).sizes[0].ranks[1];
   ASSERT_EQ(gemms.inputs[1].name, "W1");
   EXPECT_DOUBLE_EQ(gemms.inputs[1].init.b, 1.0 / 16);
   EXPECT_DOUBLE_EQ(gemms.inputs[1].init.a, 0);
   EXPECT_EQ(gemms.inputs[1].init.zero_every, 0);
-  const auto norm = plan_evaluation("norms/tp_rms_norm", {"wide"}, "", 4).sizes[0].ranks[3];
+  const auto norm = plan_evaluation(problems::load("norms/tp_rms_norm"), {"wide"}, "", 4).sizes[0].ranks[3];
   ASSERT_EQ(norm.inputs[0].name, "x");
   EXPECT_EQ(norm.inputs[0].init.row, 524288);
   EXPECT_EQ(norm.inputs[0].init.zero_every, 16);
   EXPECT_EQ(norm.inputs[0].init.tiny_every, 16);
   EXPECT_DOUBLE_EQ(norm.inputs[0].init.tiny, 0x1p-10);
   EXPECT_EQ(norm.inputs[1].init.row, 0);  // the weight has none
-  const auto rs = plan_evaluation("norms/reducescatter_fused_rmsnorm", {"odd"}, "", 2).sizes[0].ranks[0];
+  const auto rs = plan_evaluation(problems::load("norms/reducescatter_fused_rmsnorm"), {"odd"}, "", 2).sizes[0].ranks[0];
   EXPECT_EQ(rs.inputs[0].init.row, 1001);  // "length": "H" of a flat tensor
 }
 

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "common/error.h"
+#include "problems/catalog.h"
 #include "support/test_paths.h"
 #include "tune/markers.h"
 
@@ -69,7 +70,7 @@ TEST(EvalObjective, OverSeveralSizesTheObjectiveIsTheGeometricMeanOfTheMedians) 
 
   SearchSpace space = parse_markers("// mgk:tune A 1 2\n");
   eval::EvalOptions options;
-  options.problem = "collectives/all_reduce";
+  options.problem = problems::load("collectives/all_reduce");
   EvalObjective objective(space, options, "small,large");
   // Checked at the sizes it is timed at, which are two already.
   EXPECT_EQ(objective.base().sizes, (std::vector<std::string>{"small", "large"}));
@@ -127,7 +128,7 @@ TEST(EvalObjective, AConfigurationThatDoesNotCompileIsReportedFromTheCompileAhea
   std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   SearchSpace space = parse_markers(source);
   eval::EvalOptions options;
-  options.problem = "collectives/all_reduce";
+  options.problem = problems::load("collectives/all_reduce");
   options.kernel = kernel;
   EvalObjective objective(space, options, "medium");
   EXPECT_EQ(objective.base().sizes, (std::vector<std::string>{"small", "medium"}));
@@ -141,7 +142,7 @@ TEST(EvalObjective, AConfigurationThatDoesNotCompileIsReportedFromTheCompileAhea
 TEST(EvalObjective, AnUnknownSizeIsAUsageErrorListingThePresets) {
   SearchSpace space = parse_markers("// mgk:tune A 1 2\n");
   eval::EvalOptions options;
-  options.problem = "collectives/all_reduce";
+  options.problem = problems::load("collectives/all_reduce");
   try {
     EvalObjective objective(space, options, "huge");
     FAIL() << "an unknown size must throw";
