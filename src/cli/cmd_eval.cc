@@ -13,7 +13,7 @@
 #include "common/interrupt.h"
 #include "common/log.h"
 #include "eval/evaluate.h"
-#include "eval/report.h"
+#include "eval/evaluation_text.h"
 #include "problems/catalog.h"
 
 namespace mgk::cli {

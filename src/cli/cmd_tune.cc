@@ -12,7 +12,7 @@
 #include "common/interrupt.h"
 #include "common/log.h"
 #include "tune/eval_objective.h"
-#include "tune/report.h"
+#include "tune/tuning_text.h"
 #include "tune/store_trial_cache.h"
 #include "tune/strategy.h"
 #include "tune/tune_kernel.h"

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "eval/report.h"
+#include "eval/evaluation_text.h"
 
 namespace mgk::eval {
 

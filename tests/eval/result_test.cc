@@ -4,7 +4,7 @@
 
 #include <regex>
 
-#include "eval/report.h"
+#include "eval/evaluation_text.h"
 
 namespace mgk::eval {
 namespace {

@@ -1,4 +1,4 @@
-#include "eval/report.h"
+#include "eval/evaluation_text.h"
 
 #include <cstdio>
 #include <sstream>

@@ -1,4 +1,4 @@
-#include "tune/report.h"
+#include "tune/tuning_text.h"
 
 #include <algorithm>
 
