@@ -13,7 +13,7 @@
 #include <string>
 
 #include "candidate_link.h"
-#include "machine.h"
+#include "probe_and_calibrate.h"
 #include "preset.h"
 
 using namespace mgk::harness;

@@ -1,4 +1,4 @@
-#include "machine.h"
+#include "probe_and_calibrate.h"
 
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
