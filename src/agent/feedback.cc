@@ -116,8 +116,7 @@ std::string render_feedback(const PromptLibrary& prompts, const results::EvalRes
                             int turn, int max_turns) {
   TemplateVars v = feedback_vars(result, turn, max_turns);
   if (result.refused) {
-    v["rule"] = result.refused_rule.empty() ? "(no rule of the list names this refusal; the message says what was refused)"
-                                            : rule_text(prompts, result.refused_rule);
+    v["rule"] = result.refused_rule.empty() ? "" : rule_text(prompts, result.refused_rule);  // empty: the template says no rule names it
     v["while_running"] = result.verdict == results::Verdict::kRuntimeError ? "1" : "";
   }
   return prompts.render(feedback_template(result), v);

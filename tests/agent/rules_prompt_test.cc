@@ -146,6 +146,19 @@ TEST_F(RulesPrompt, ARefusalsFeedbackQuotesItsRuleAndWhatToUseInstead) {
   EXPECT_EQ(feedback_template(r), "feedback/compile_error") << "a compile error is no refusal";
 }
 
+TEST_F(RulesPrompt, ARefusalNoRuleNamesIsStillFedBackAsARefusal) {
+  results::EvalResult r;
+  r.verdict = results::Verdict::kCompileError;
+  r.message = "refused: kernel.cu: the built library defines a symbol mgk exports";
+  r.refused = true;  // a check without a rule of the list
+  EXPECT_EQ(feedback_template(r), "feedback/refused");
+  const std::string text = render_feedback(lib_, r, 1, 4);
+  EXPECT_NE(text.find("mgk refused your kernel before running it"), std::string::npos) << text;
+  EXPECT_NE(text.find("No rule of the list names this refusal"), std::string::npos) << text;
+  EXPECT_NE(text.find(r.message), std::string::npos) << text;
+  EXPECT_EQ(text.find("{{"), std::string::npos) << text;
+}
+
 TEST_F(RulesPrompt, ACallTheFilterRefusedWhileRunningIsFedBackWithItsRule) {
   results::EvalResult r;
   r.verdict = results::Verdict::kRuntimeError;
