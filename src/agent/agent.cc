@@ -422,7 +422,7 @@ results::EvalResult Agent::judge_kernel(const fs::path& file, const std::string&
                      std::string(results::to_string(result.verdict)) + ": " + result.message + ")";
     result.verdict = results::Verdict::kInfrastructure;
   }
-  store::EvaluationRecord e = store::EvaluationRecord::from_result(result.to_json(), hash);
+  store::EvaluationRecord e = store::EvaluationRecord::from_result(result, hash);
   e.attempt_id = attempt_id_;
   if (index >= 0) e.turn_index = index;
   deps_.store->record_evaluation(e);

@@ -52,7 +52,7 @@ void record(store::Store& store, const eval::EvalOptions& o, const results::Eval
   if (!o.dtype.empty()) args["dtype"] = o.dtype;
   if (o.compile_only) args["compile_only"] = true;
   int64_t run = store.begin_run({"eval", "", args});
-  auto rec = store::EvaluationRecord::from_result(r.to_json(), hash);
+  auto rec = store::EvaluationRecord::from_result(r, hash);
   rec.run_id = run;
   store.record_evaluation(rec);
   store.finish_run(run, store::Status::kDone, {{"verdict", results::to_string(r.verdict)}});

@@ -128,9 +128,10 @@ AttemptResult classify(const AttemptData& a) {
     r.wall_s += e.result.wall_seconds > 0 ? e.result.wall_seconds : e.result.compile_seconds;
     if (!best || outcome_of(e) < outcome_of(*best)) {
       best = &e;
-    } else if (outcome_of(e) == Outcome::kCorrect && e.result.speedup() &&
-               (!best->result.speedup() || *e.result.speedup() > *best->result.speedup())) {
-      best = &e;  // among correct kernels the fastest; among untimed ones the first
+    } else if (outcome_of(e) == Outcome::kCorrect) {
+      // Among correct kernels the fastest; among untimed ones the first.
+      const std::optional<double> mine = e.result.speedup(), theirs = best->result.speedup();
+      if (mine && (!theirs || *mine > *theirs)) best = &e;
     }
   }
   for (const TurnView& t : a.turns) {
