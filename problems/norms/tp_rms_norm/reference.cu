@@ -3,20 +3,12 @@
 // PyTorch code rounds: bf16(x * rsqrt(sum / N + eps)) in fp32, then times the weight in bf16.
 #include <algorithm>
 
-#include "mgk/oracle_gemm.cuh"
-#include "mgk/reference.h"
+#include "mgk/reference_kit.h"
 
 namespace {
 
 constexpr float kEps = 1e-5f;
 constexpr int kThreads = 256;
-
-struct State {
-  float* sums = nullptr;  // M
-  ~State() { cudaFree(sums); }
-};
-
-State& state(mgk_ctx* ctx) { return *static_cast<State*>(ctx->state); }
 
 // The sum over the block's threads (whole warps, at most kThreads); every thread gets it.
 __device__ float block_sum(float v) {
@@ -93,38 +85,6 @@ __global__ void normalize_kernel(const __nv_bfloat16* x, const __nv_bfloat16* we
 // Threads per row: enough for one word (or element) each, in whole warps, at most kThreads.
 unsigned threads_for(int64_t items) { return unsigned(std::min<int64_t>(kThreads, (items + 31) / 32 * 32)); }
 
-}  // namespace
-
-MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
-  auto* s = new State;
-  ctx->state = s;
-  MGK_CUDA_TRY(ctx, cudaMalloc(&s->sums, size_t(mgk::dim(ctx, "M")) * 4));
-  return 0;
-}
-
-MGK_EXPORT void mgk_teardown(mgk_ctx* ctx) { delete &state(ctx); }
-
-MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor* out, int, cudaStream_t st) {
-  State& s = state(ctx);
-  const int64_t M = mgk::dim(ctx, "M"), NL = mgk::dim(ctx, "NL"), N = mgk::dim(ctx, "N");
-  const auto* x = static_cast<const __nv_bfloat16*>(in[0].data);
-  const auto* w = static_cast<const __nv_bfloat16*>(in[1].data);
-  auto* y = static_cast<__nv_bfloat16*>(out[0].data);
-  const bool vec = NL % 8 == 0;
-  const unsigned threads = threads_for(vec ? NL / 8 : NL);
-  if (vec) sum_squares_kernel<true><<<unsigned(M), threads, 0, st>>>(x, s.sums, NL);
-  else sum_squares_kernel<false><<<unsigned(M), threads, 0, st>>>(x, s.sums, NL);
-  MGK_LAUNCH_CHECK(ctx);
-  MGK_NCCL_STEP(ctx, ncclAllReduce(s.sums, s.sums, M, ncclFloat32, ncclSum, mgk::comm(ctx), st));
-  const float inv_total = 1.0f / float(N);
-  if (vec) normalize_kernel<true><<<unsigned(M), threads, 0, st>>>(x, w, s.sums, y, NL, inv_total);
-  else normalize_kernel<false><<<unsigned(M), threads, 0, st>>>(x, w, s.sums, y, NL, inv_total);
-  MGK_LAUNCH_CHECK(ctx);
-  return 0;
-}
-
-namespace {
-
 // sums[m] = sum over ranks r and columns j of x_r[m, j]^2, exactly (one block per row).
 __global__ void exact_sum_squares_kernel(mgk_input_gen g, int world, int64_t n, double* sums) {
   __shared__ double part[kThreads];
@@ -143,34 +103,64 @@ __global__ void exact_sum_squares_kernel(mgk_input_gen g, int world, int64_t n, 
   if (threadIdx.x == 0) sums[blockIdx.x] = part[0];
 }
 
+struct TpRmsNorm : mgk::Reference {
+  using Reference::Reference;
+  const int64_t M = dim("M"), NL = dim("NL"), N = dim("N");
+  mgk::DeviceBuffer<float> sums;  // M
+
+  int setup() {
+    MGK_CUDA_TRY(ctx, sums.allocate(M));
+    return 0;
+  }
+
+  int run(const mgk_tensor* in, const mgk_tensor* out, cudaStream_t st) {
+    const auto* x = static_cast<const __nv_bfloat16*>(in[0].data);
+    const auto* w = static_cast<const __nv_bfloat16*>(in[1].data);
+    auto* y = static_cast<__nv_bfloat16*>(out[0].data);
+    const bool vec = NL % 8 == 0;
+    const unsigned threads = threads_for(vec ? NL / 8 : NL);
+    if (vec) sum_squares_kernel<true><<<unsigned(M), threads, 0, st>>>(x, sums, NL);
+    else sum_squares_kernel<false><<<unsigned(M), threads, 0, st>>>(x, sums, NL);
+    MGK_LAUNCH_CHECK(ctx);
+    MGK_NCCL_STEP(ctx, ncclAllReduce(sums, sums, M, ncclFloat32, ncclSum, comm(), st));
+    const float inv_total = 1.0f / float(N);
+    if (vec) normalize_kernel<true><<<unsigned(M), threads, 0, st>>>(x, w, sums, y, NL, inv_total);
+    else normalize_kernel<false><<<unsigned(M), threads, 0, st>>>(x, w, sums, y, NL, inv_total);
+    MGK_LAUNCH_CHECK(ctx);
+    return 0;
+  }
+
+  // y = weight x / sqrt(sum x^2 / N + eps) exactly, the sum over every rank's slice of the row.
+  // The reference rounds x / rms and then the product with the weight to bf16 (two roundings
+  // of values of size |y|); its fp32 sum and rsqrt err by far less (relative 2^-14 at most:
+  // 2048 squares a thread at `wide`). S = |y|; the factor 3 is those two roundings and a
+  // margin. The zero rows of x give y = 0 exactly (S = 0), its tiny rows a mean square below
+  // eps: both come from gen_value, here as in the harness's fill.
+  int oracle(const mgk_oracle_args* a, cudaStream_t st) {
+    const int64_t NL = this->NL, N = this->N;  // by value into the device lambda
+    mgk::oracle::Scratch scratch(st);
+    double* row_sums = scratch.get<double>(M);
+    if (!scratch.ok()) return mgk::set_error(ctx, "oracle: out of device memory");
+    exact_sum_squares_kernel<<<unsigned(M), kThreads, 0, st>>>(a->gens[0], world(), NL, row_sums);
+    MGK_LAUNCH_CHECK(ctx);
+    const mgk_input_gen gx = a->gens[0], gw = a->gens[1];
+    const int rank = this->rank();
+    auto* expected = static_cast<double*>(a->expected[0]);
+    float* scale = a->scale[0];
+    MGK_CUDA_TRY(ctx, mgk::oracle::for_each(
+                          M * NL,
+                          [=] __device__(int64_t i) {
+                            const int64_t m = i / NL, j = i % NL;
+                            const double v = mgk::gen_value(gw, rank, j) * mgk::gen_value(gx, rank, i) /
+                                             sqrt(row_sums[m] / double(N) + double(kEps));
+                            expected[i] = v;
+                            scale[i] = float(fabs(v));
+                          },
+                          st));
+    return 0;
+  }
+};
+
 }  // namespace
 
-// y = weight x / sqrt(sum x^2 / N + eps) exactly, the sum over every rank's slice of the row.
-// The reference rounds x / rms and then the product with the weight to bf16 (two roundings
-// of values of size |y|); its fp32 sum and rsqrt err by far less (relative 2^-14 at most:
-// 2048 squares a thread at `wide`). S = |y|; the factor 3 is those two roundings and a
-// margin. The zero rows of x give y = 0 exactly (S = 0), its tiny rows a mean square below
-// eps: both come from gen_value, here as in the harness's fill.
-MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t st) {
-  const int64_t M = mgk::dim(ctx, "M"), NL = mgk::dim(ctx, "NL"), N = mgk::dim(ctx, "N");
-  mgk::oracle::Scratch scratch(st);
-  double* sums = scratch.get<double>(M);
-  if (!scratch.ok()) return mgk::set_error(ctx, "oracle: out of device memory");
-  exact_sum_squares_kernel<<<unsigned(M), kThreads, 0, st>>>(a->gens[0], ctx->world_size, NL, sums);
-  MGK_LAUNCH_CHECK(ctx);
-  const mgk_input_gen gx = a->gens[0], gw = a->gens[1];
-  const int rank = ctx->rank;
-  auto* expected = static_cast<double*>(a->expected[0]);
-  float* scale = a->scale[0];
-  MGK_CUDA_TRY(ctx, mgk::oracle::for_each(
-                        M * NL,
-                        [=] __device__(int64_t i) {
-                          const int64_t m = i / NL, j = i % NL;
-                          const double v = mgk::gen_value(gw, rank, j) * mgk::gen_value(gx, rank, i) /
-                                           sqrt(sums[m] / double(N) + double(kEps));
-                          expected[i] = v;
-                          scale[i] = float(fabs(v));
-                        },
-                        st));
-  return 0;
-}
+MGK_REFERENCE(TpRmsNorm)

@@ -1,0 +1,127 @@
+// The reference kit: what every reference is made of, written once. A reference is a struct
+// derived from mgk::Reference that declares what it reads and owns and says what it computes:
+//
+//   struct GemmAllReduce : mgk::Reference {
+//     using Reference::Reference;
+//     const int64_t M = dim("M"), N = dim("N"), K = dim("K");  // the dims it reads, once
+//     mgk::lt::Handle lt;                                       // the library plans it owns
+//     mgk::lt::Gemm gemm;
+//     mgk::DeviceBuffer<float> sums;                            // its workspace
+//     int setup();                                              // optional: plans, allocations
+//     int run(const mgk_tensor* in, const mgk_tensor* out, cudaStream_t st);
+//     int oracle(const mgk_oracle_args* a, cudaStream_t st);
+//   };
+//   MGK_REFERENCE(GemmAllReduce)
+//
+// MGK_REFERENCE exports the solution ABI over it: mgk_setup constructs it (a dim the
+// problem's spec lacks fails the set-up, naming the dim) and calls setup(); mgk_teardown
+// destroys it, so whatever it owns (buffers, plans, handles) is freed by its destructor;
+// mgk_run and mgk_oracle call run and oracle. The members keep the ABI's names (`ctx`, and
+// MGK_CUDA_TRY(ctx, ...) and its kin work unchanged inside them).
+#pragma once
+#include <type_traits>
+
+#include "mgk/oracle_gemm.cuh"
+#include "mgk/reference.h"
+
+// A `[=] __device__` lambda inside a member (run, oracle) that names another member captures
+// `this`, a host pointer the GPU cannot follow. Copy the member into a local first: this
+// pragma makes the mistake a compile error instead of a fault (or, with HMM, a slow read of
+// host memory) on the device.
+#pragma nv_diag_error 2908
+
+namespace mgk {
+
+// Device memory a reference owns, freed with it. Not copyable; reads as a T*.
+template <class T>
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() { cudaFree(p_); }
+
+  // n elements (any previous allocation freed first). Uninitialised, as cudaMalloc leaves it.
+  cudaError_t allocate(int64_t n) {
+    cudaFree(p_);
+    p_ = nullptr;
+    return cudaMalloc(&p_, size_t(n) * sizeof(T));
+  }
+  T* get() const { return p_; }
+  operator T*() const { return p_; }
+
+ private:
+  T* p_ = nullptr;
+};
+
+// The base of every reference: the context and the dims it reads.
+class Reference {
+ public:
+  explicit Reference(mgk_ctx* context) : ctx(context) {}
+  Reference(const Reference&) = delete;
+  Reference& operator=(const Reference&) = delete;
+
+  // False when a dim read by name is not in the problem's spec (ctx->error names it).
+  bool dims_known() const { return dims_known_; }
+
+ protected:
+  // The value of dim `name` in this size preset. A name the spec lacks gives -1 and fails
+  // the set-up, so a misspelt dim is caught before any call.
+  int64_t dim(const char* name) {
+    for (int i = 0; i < ctx->num_dims; ++i)
+      if (std::strcmp(ctx->dim_names[i], name) == 0) return ctx->dim_values[i];
+    if (dims_known_) set_error(ctx, "the reference reads a dim '%s' that the problem's spec does not define", name);
+    dims_known_ = false;
+    return -1;
+  }
+
+  int rank() const { return ctx->rank; }
+  int world() const { return ctx->world_size; }
+  ncclComm_t comm() const { return mgk::comm(ctx); }
+
+  // The oracle's cuBLAS handle on `s`, or nullptr with ctx->error set.
+  cublasHandle_t oracle_blas(cudaStream_t s) { return oracle::blas_on(ctx, blas, s); }
+
+  mgk_ctx* const ctx;
+  oracle::Blas blas;  // the oracle's cuBLAS, made on first use, destroyed with the reference
+
+ private:
+  bool dims_known_ = true;
+};
+
+namespace kit {
+
+template <class R>
+R& of(mgk_ctx* ctx) {
+  return *static_cast<R*>(ctx->state);
+}
+
+template <class R>
+int setup(mgk_ctx* ctx) {
+  static_assert(std::is_base_of_v<Reference, R>, "MGK_REFERENCE(R): R must derive from mgk::Reference");
+  auto* r = new R(ctx);
+  ctx->state = r;  // set before anything can fail: teardown frees what setup got
+  if (!r->dims_known()) return 1;
+  if constexpr (requires { r->setup(); }) return r->setup();
+  return 0;
+}
+
+template <class R>
+void teardown(mgk_ctx* ctx) {
+  delete static_cast<R*>(ctx->state);
+  ctx->state = nullptr;
+}
+
+}  // namespace kit
+}  // namespace mgk
+
+// Exports the solution ABI (mgk_setup, mgk_run, mgk_teardown, mgk_oracle) over reference R.
+#define MGK_REFERENCE(R)                                                                                         \
+  MGK_EXPORT int mgk_setup(mgk_ctx* ctx) { return ::mgk::kit::setup<R>(ctx); }                                   \
+  MGK_EXPORT void mgk_teardown(mgk_ctx* ctx) { ::mgk::kit::teardown<R>(ctx); }                                   \
+  MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor* out, int, cudaStream_t st) { \
+    return ::mgk::kit::of<R>(ctx).run(in, out, st);                                                              \
+  }                                                                                                              \
+  MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t st) {                           \
+    return ::mgk::kit::of<R>(ctx).oracle(a, st);                                                                 \
+  }
