@@ -16,8 +16,10 @@ namespace mgk::agent {
 // The kernel's speedup is results::EvalResult::speedup(): its slowest size's.
 std::string feedback_template(const results::EvalResult& result);
 
-// The variables feedback_template(result) uses, plus "turn" and "max_turns".
-TemplateVars feedback_vars(const results::EvalResult& result, int turn, int max_turns);
+// The variables feedback_template(result) uses, plus "turn" and "max_turns"; their lines
+// and table cells are prompts/feedback/pieces/.
+TemplateVars feedback_vars(const PromptLibrary& prompts, const results::EvalResult& result, int turn,
+                           int max_turns);
 
 std::string render_feedback(const PromptLibrary& prompts, const results::EvalResult& result,
                             int turn, int max_turns);

@@ -2,8 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include "common/env.h"
+
 namespace mgk::agent {
 namespace {
+
+// The lines and cells are prompts/feedback/pieces/: the feedback is read as the model reads it.
+TemplateVars feedback_vars(const results::EvalResult& r, int turn, int max_turns) {
+  static const PromptLibrary prompts = PromptLibrary::load(root_dir() / "prompts");
+  return agent::feedback_vars(prompts, r, turn, max_turns);
+}
 
 results::SizeResult timed(const std::string& size, double ref_us, double cand_us) {
   results::SizeResult s;

@@ -135,7 +135,7 @@ TEST_F(Prompts, AFailureAtTheStructureCheckNamesItsWorld) {
   bad.failure = "output mismatch";
   bad.mismatch = wire::Mismatch{"y", 3, "[5]", 5, 1.0, 2.0, 0, 1, 64};
   r.structure_checks = {{4, {0, 0, 0, 0}, {bad}}};
-  const std::string report = feedback_vars(r, 1, 6).at("report");
+  const std::string report = feedback_vars(lib_, r, 1, 6).at("report");
   EXPECT_NE(report.find("- W = 2, size pkb: correct"), std::string::npos) << report;
   EXPECT_NE(report.find("- W = 4 (ranks sharing GPUs), size pkb: output mismatch"), std::string::npos) << report;
   EXPECT_NE(report.find("rank 3"), std::string::npos) << report;
