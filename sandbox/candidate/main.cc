@@ -55,7 +55,7 @@ class CandidateProcess : public mgk::sandbox::SolutionHost {
       wire::Reply r;
       bool more = true;
       try {
-        more = std::visit([&](const auto& m) { return on(m, f.fds, r); }, *c);
+        more = std::visit([&](const auto& m) { return on(m, f.fds, r.answer); }, *c);
       } catch (const SolutionFault& e) {
         r = wire::failure_reply(rank_, wire::Fault::kSolution, wire::Who::kCandidate, e.what());
       } catch (const std::exception& e) {
@@ -64,7 +64,7 @@ class CandidateProcess : public mgk::sandbox::SolutionHost {
       wire::send(channel_, r);
       if (!more) return 0;
       // A CUDA error may have broken the context: leave; the harness reports it.
-      if (!r.ok && cudaDeviceSynchronize() != cudaSuccess) return 4;
+      if (!r.ok() && cudaDeviceSynchronize() != cudaSuccess) return 4;
     }
   }
 
@@ -91,7 +91,7 @@ class CandidateProcess : public mgk::sandbox::SolutionHost {
  private:
   using Fds = std::vector<int>;
 
-  bool on(const cand::Init& m, const Fds&, wire::Reply& r) {
+  bool on(const cand::Init& m, const Fds&, wire::Answer& a) {
     device_ = visible_device_ >= 0 ? visible_device_ : m.device;
     if (m.timed) channel_.set_spin(wire::cand::kTimedSpin);
     rank_ = m.rank;
@@ -104,38 +104,36 @@ class CandidateProcess : public mgk::sandbox::SolutionHost {
     l2_bytes_ = size_t(prop.l2CacheSize);
     num_sms_ = prop.multiProcessorCount;
     if (cudaGetDeviceCount(&devices_) != cudaSuccess) devices_ = 1;
-    r.gpu = prop.name;
-    r.sms = prop.multiProcessorCount;
-    r.write_guard = write_guard_;
+    a = wire::Started{prop.name, prop.multiProcessorCount, write_guard_};
     mgk::sandbox::install_syscall_filter();
     return true;
   }
-  bool on(const cand::Load& m, const Fds&, wire::Reply&) {
+  bool on(const cand::Load& m, const Fds&, wire::Answer&) {
     if (solution_) throw std::runtime_error("the candidate's library is loaded already");
     probe_site_.reset();
     if (probe_bytes_) cudaFree(probe_bytes_), probe_bytes_ = nullptr;
     solution_ = std::make_unique<Solution>(m.library, "candidate", false);
     return true;
   }
-  bool on(const cand::Probe& m, const Fds&, wire::Reply& r) {
+  bool on(const cand::Probe& m, const Fds&, wire::Answer& a) {
     if (solution_) throw std::runtime_error("a probe after the candidate's library was loaded");
     if (!probe_site_) {
       probe_site_ = std::make_unique<mgk::sandbox::CallSite>(rank_, world_, buffer(m.flags).device_peers(), l2_bytes_);
       if (cudaMalloc(&probe_bytes_, 32) != cudaSuccess) throw std::runtime_error("cannot allocate the probe's buffer");
     }
     char* b = static_cast<char*>(probe_bytes_);
-    r.times_us.push_back(probe_site_->call(
+    a = wire::CallTime{probe_site_->call(
         [&](cudaStream_t s) { mgk::sandbox::empty_launch(num_sms_, kProbeThreads, s); }, {{b, b + 16, 16}}, true,
-        "probe"));
+        "probe")};
     wait_for_every_device();
     return true;
   }
-  bool on(const cand::MapBuffer& m, const Fds& fds, wire::Reply&) {
+  bool on(const cand::MapBuffer& m, const Fds& fds, wire::Answer&) {
     buffers_.erase(m.id);
     buffers_.emplace(m.id, mgk::sandbox::map_descriptors(fds, m.bytes, m.mapped, device_, m.symmetric ? rank_ : 0));
     return true;
   }
-  bool on(const cand::Setup& m, const Fds&, wire::Reply&) {
+  bool on(const cand::Setup& m, const Fds&, wire::Answer&) {
     if (!solution_) throw std::runtime_error("setup before load");
     if (m.rank != rank_ || m.world != world_) throw std::runtime_error("setup for another rank than this process's");
     input_sets_.clear();
@@ -171,13 +169,13 @@ class CandidateProcess : public mgk::sandbox::SolutionHost {
     solution_->setup(std::move(a));
     return true;
   }
-  bool on(const cand::Call& m, const Fds&, wire::Reply& r) {
+  bool on(const cand::Call& m, const Fds&, wire::Answer& a) {
     if (!site_) throw std::runtime_error("call before setup");
     const auto& in = input_sets_.at(size_t(m.set));
     auto& out = outputs_.at(size_t(m.set));
-    r.times_us.push_back(site_->call(
+    a = wire::CallTime{site_->call(
         [&](cudaStream_t s) { solution_->run(in.data(), int(in.size()), out.data(), int(out.size()), s); },
-        outputs_io_.at(size_t(m.set)), m.aligned, "candidate"));
+        outputs_io_.at(size_t(m.set)), m.aligned, "candidate")};
     wait_for_every_device();
     return true;
   }
@@ -203,7 +201,7 @@ class CandidateProcess : public mgk::sandbox::SolutionHost {
                             " during a call of the candidate: " + cudaGetErrorString(e));
     }
   }
-  bool on(const cand::Teardown&, const Fds&, wire::Reply&) {
+  bool on(const cand::Teardown&, const Fds&, wire::Answer&) {
     cudaDeviceSynchronize();
     if (solution_) solution_->teardown();
     site_.reset();
@@ -215,7 +213,7 @@ class CandidateProcess : public mgk::sandbox::SolutionHost {
     names_.clear();
     return true;
   }
-  bool on(const cand::Exit&, const Fds&, wire::Reply&) { return false; }
+  bool on(const cand::Exit&, const Fds&, wire::Answer&) { return false; }
 
   const Mapping& buffer(int id) const {
     auto it = buffers_.find(id);

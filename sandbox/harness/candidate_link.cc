@@ -40,7 +40,7 @@ wire::Reply CandidateLink::command(const wire::cand::Command& c, const std::vect
     if (const auto* r = std::get_if<wire::Request>(&f.body)) {
       serve(*r);
     } else if (const auto* reply = std::get_if<wire::Reply>(&f.body)) {
-      if (!reply->ok) throw SolutionFault(reply->error);
+      if (const wire::Failure* failed = reply->failure()) throw SolutionFault(failed->error);
       return *reply;
     } else {
       throw SolutionFault("the candidate process broke the protocol: it sent a frame the harness did not ask for");
@@ -49,10 +49,11 @@ wire::Reply CandidateLink::command(const wire::cand::Command& c, const std::vect
 }
 
 double CandidateLink::time_of(const wire::Reply& r, const char* what) {
-  if (r.times_us.size() != 1 || !std::isfinite(r.times_us[0]) || r.times_us[0] < 0)
+  const auto* t = std::get_if<wire::CallTime>(&r.answer);
+  if (!t || !std::isfinite(t->us) || t->us < 0)
     throw SolutionFault(std::string("the candidate process broke the protocol: it answered ") + what +
                         " without one finite, non-negative time");
-  return r.times_us[0];
+  return t->us;
 }
 
 void CandidateLink::serve(const wire::Request& r) {
@@ -76,7 +77,10 @@ void CandidateLink::serve(const wire::Request& r) {
 
 std::string CandidateLink::init(int device, int rank, int world, bool timed) {
   if (timed) channel_.set_spin(wire::cand::kTimedSpin);
-  return command(wire::cand::Init{device, rank, world, timed}).write_guard;
+  const wire::Reply r = command(wire::cand::Init{device, rank, world, timed});
+  const auto* started = std::get_if<wire::Started>(&r.answer);
+  if (!started) throw SolutionFault("the candidate process broke the protocol: it answered init without its start");
+  return started->write_guard;
 }
 
 void CandidateLink::measure_overhead(int warmup, int probes) {

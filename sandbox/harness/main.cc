@@ -66,26 +66,26 @@ class Rank {
 
   // Carries out one command; false once it said goodbye.
   bool handle(const wire::Command& c) {
-    wire::Reply r;
-    bool more = std::visit([&](const auto& m) { return on(m, r); }, c);
+    wire::Reply r;  // Done unless the command has more to say
+    bool more = std::visit([&](const auto& m) { return on(m, r.answer); }, c);
     broker_.reply(r);
     return more;
   }
 
  private:
-  bool on(const wire::Whoami&, wire::Reply&) { return true; }
-  bool on(const wire::Exit&, wire::Reply&) {
+  bool on(const wire::Whoami&, wire::Answer&) { return true; }
+  bool on(const wire::Exit&, wire::Answer&) {
     preset_.reset();
     if (link_) link_->exit();
     return false;
   }
-  bool on(const wire::NcclId&, wire::Reply& r) {
+  bool on(const wire::NcclId&, wire::Answer& a) {
     ncclUniqueId id;
     nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId");
-    r.nccl_id = hex(&id, sizeof(id));
+    a = wire::NcclIdMade{hex(&id, sizeof(id))};
     return true;
   }
-  bool on(const wire::Init& m, wire::Reply& r) {
+  bool on(const wire::Init& m, wire::Answer& a) {
     cudaDeviceProp prop;
     cudaError_t e = cudaSetDevice(info_.device);
     if (e == cudaSuccess) e = cudaGetDeviceProperties(&prop, info_.device);
@@ -100,16 +100,17 @@ class Rank {
     }
     timed_ = m.timed;
     pool_ = std::make_unique<BufferPool>(broker_, info_.rank, info_.world, info_.device);
+    wire::Started started{prop.name, prop.multiProcessorCount, ""};
     if (candidate_fd_ >= 0) {
       link_ = std::make_unique<CandidateLink>(candidate_fd_, broker_, *pool_);
       candidate_fd_ = -1;
-      r.write_guard = link_->init(info_.device, info_.rank, info_.world, timed_);
+      started.write_guard = link_->init(info_.device, info_.rank, info_.world, timed_);
     }
-    r.gpu = prop.name;
-    r.sms = prop.multiProcessorCount;
+    a = started;
     return true;
   }
-  bool on(const wire::Load& m, wire::Reply& r) {
+  bool on(const wire::Load& m, wire::Answer& a) {
+    a = wire::Loaded{};  // the protocol's cost, when a timed candidate's is probed below
     try {
       reference_ = std::make_unique<Solution>(m.reference, "reference", true);
     } catch (const SolutionFault& e) {  // Load names the candidate: the reference's failure is mgk's
@@ -130,42 +131,37 @@ class Rank {
         } catch (const SolutionFault& e) {  // nothing of the candidate's has run yet: mgk's or the machine's
           throw std::runtime_error(std::string("probing the call protocol before the candidate loads: ") + e.what());
         }
-        r.protocol_overhead_us = link_->overhead().median_us;
-        r.protocol_spread_us = link_->overhead().spread_us;
+        a = wire::Loaded{link_->overhead().median_us, link_->overhead().spread_us};
       }
       link_->load(m.candidate);
       slot_ = {nullptr, link_.get(), false, timed_};
     }
     return true;
   }
-  bool on(const wire::Prepare& m, wire::Reply&) {
+  bool on(const wire::Prepare& m, wire::Answer&) {
     preset_.reset();
     if (!reference_) throw std::runtime_error("prepare before load");
     preset_ = std::make_unique<Preset>(m.plan, info_, *pool_, broker_, *reference_, slot_);
     return true;
   }
-  bool on(const wire::Trial& m, wire::Reply& r) {
-    r.verdict = preset_for(m.who).trial(m.who, m.seed);
+  bool on(const wire::Trial& m, wire::Answer& a) {
+    a = wire::Judged{preset_for(m.who).trial(m.who, m.seed)};
     return true;
   }
-  bool on(const wire::BackToBack& m, wire::Reply& r) {
-    r.verdict = preset_for(m.who).back_to_back(m.who, m.seed, m.calls);
+  bool on(const wire::BackToBack& m, wire::Answer& a) {
+    a = wire::Judged{preset_for(m.who).back_to_back(m.who, m.seed, m.calls)};
     return true;
   }
-  bool on(const wire::Time& m, wire::Reply& r) {
-    TimedBlock b = preset_for(m.who).time(m.who, m.block_seed, m.warmup, m.iterations, m.checked);
-    r.times_us = std::move(b.times_us);
-    r.outside_us = std::move(b.outside_us);
-    r.checked = b.checked;
-    r.verdict = b.verdict;
+  bool on(const wire::Time& m, wire::Answer& a) {
+    a = preset_for(m.who).time(m.who, m.block_seed, m.warmup, m.iterations, m.checked);
     return true;
   }
-  bool on(const wire::TimeFloor& m, wire::Reply& r) {
+  bool on(const wire::TimeFloor& m, wire::Answer& a) {
     if (!preset_) throw std::runtime_error("time_floor before prepare");
-    r.times_us = preset_->time_floor(m.warmup, m.iterations);
+    a = wire::FloorTimes{preset_->time_floor(m.warmup, m.iterations)};
     return true;
   }
-  bool on(const wire::Teardown&, wire::Reply&) {
+  bool on(const wire::Teardown&, wire::Answer&) {
     preset_.reset();
     pool_->release_all();
     return true;
@@ -204,7 +200,7 @@ int serve(const std::string& socket, int rank, int world, int device, int candid
       if (!self.handle(c)) return 0;
     } catch (const SolutionFault& e) {
       wire::Reply r = wire::failure_reply(rank, wire::Fault::kSolution, who_of(c).value_or(wire::Who::kCandidate), e.what());
-      r.candidate_gone = dynamic_cast<const CandidateGone*>(&e) != nullptr;
+      std::get<wire::Failure>(r.answer).candidate_gone = dynamic_cast<const CandidateGone*>(&e) != nullptr;
       broker.reply(r);
       // A CUDA error in a solution may have broken this context: leave, the launcher kills
       // the group and starts fresh processes for the next evaluation.

@@ -402,11 +402,11 @@ wire::Verdict Preset::back_to_back(Who who, uint64_t seed, int calls) {
   return first;
 }
 
-TimedBlock Preset::time(Who who, uint64_t block_seed, int warmup, int iterations, const std::vector<int>& checked) {
+wire::TimedCalls Preset::time(Who who, uint64_t block_seed, int warmup, int iterations, const std::vector<int>& checked) {
   broker_.phase(std::string(wire::to_string(who)) + " timing");
   const std::set<int> check(checked.begin(), checked.end());
   const int total = warmup + iterations;
-  TimedBlock block;
+  wire::TimedCalls block;
   for (int i = 0; i < total; ++i) {
     const uint64_t seed = mgk::mix64(block_seed + uint64_t(i) * 0x9e3779b97f4a7c15ull);
     stage(0, seed, true);

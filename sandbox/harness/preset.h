@@ -31,13 +31,6 @@ struct RankInfo {
 };
 
 // A timing block's outcome on this rank.
-struct TimedBlock {
-  std::vector<double> times_us;  // the timed iterations (warm-up left out)
-  std::vector<double> outside_us;  // the same, from outside the candidate's process (when timed there)
-  int checked = 0;               // calls whose outputs were judged
-  wire::Verdict verdict;         // the first failure among them, if any
-};
-
 // Where the candidate runs: in this process (only the reference evaluated against itself,
 // trusted code) or in the candidate process.
 struct CandidateSlot {
@@ -71,7 +64,9 @@ class Preset {
   // `block_seed`); the outputs of the calls listed in `checked` are judged (inputs hashed
   // before and after them, the oracle run afterwards, outside the timed window). Every rank
   // makes every call; the first failure is reported.
-  TimedBlock time(wire::Who who, uint64_t block_seed, int warmup, int iterations, const std::vector<int>& checked);
+  // The timed iterations (warm-up left out), from outside the candidate's process too when
+  // timed there, and the first failure among the calls judged.
+  wire::TimedCalls time(wire::Who who, uint64_t block_seed, int warmup, int iterations, const std::vector<int>& checked);
   // The timing floor: the same protocol around an empty kernel of one block per SM (as wide
   // as most solutions launch). No solution can measure below it.
   std::vector<double> time_floor(int warmup, int iterations);

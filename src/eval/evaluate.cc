@@ -87,13 +87,20 @@ struct SizeRun {
   }
 };
 
+// The verdict a trial's, a back-to-back block's or a timed block's reply carries.
+const wire::Verdict& verdict_of(const wire::Reply& r) {
+  if (const auto* t = std::get_if<wire::TimedCalls>(&r.answer)) return t->verdict;
+  return r.as<wire::Judged>().verdict;
+}
+
 // The first failure a rank reports for the candidate, copied into sr; false if none did.
 bool take_failure(const std::vector<wire::Reply>& replies, results::SizeResult& sr) {
   for (const auto& rep : replies) {
-    if (!rep.verdict || rep.verdict->correct) continue;
-    sr.failure = rep.verdict->failure;
-    sr.failure_kind = wire::to_string(rep.verdict->kind);
-    sr.mismatch = rep.verdict->mismatch;
+    const wire::Verdict& v = verdict_of(rep);
+    if (v.correct) continue;
+    sr.failure = v.failure;
+    sr.failure_kind = wire::to_string(v.kind);
+    sr.mismatch = v.mismatch;
     return true;
   }
   return false;
@@ -101,17 +108,15 @@ bool take_failure(const std::vector<wire::Reply>& replies, results::SizeResult& 
 
 // The largest error ratio any rank's check saw, folded into `worst`.
 void fold_worst_ratio(const std::vector<wire::Reply>& replies, double& worst) {
-  for (const auto& rep : replies)
-    if (rep.verdict) worst = std::max(worst, rep.verdict->worst_ratio);
+  for (const auto& rep : replies) worst = std::max(worst, verdict_of(rep).worst_ratio);
 }
 
 // The reference failing its own check says nothing of the candidate: it is mgk's bug.
 void require_reference_correct(const std::vector<wire::Reply>& replies, const std::string& phase) {
   for (const auto& rep : replies)
-    if (rep.verdict && !rep.verdict->correct)
-      throw RankError("the reference failed its own check (" + phase + "): " + rep.verdict->failure + " " +
-                          (rep.verdict->mismatch ? wire::to_json(*rep.verdict->mismatch).dump() : "") +
-                          " (a bug in mgk's problem definition)",
+    if (const wire::Verdict& v = verdict_of(rep); !v.correct)
+      throw RankError("the reference failed its own check (" + phase + "): " + v.failure + " " +
+                          (v.mismatch ? wire::to_json(*v.mismatch).dump() : "") + " (a bug in mgk's problem definition)",
                       RankFault::kHarness, Who::kReference, phase);
 }
 
@@ -178,12 +183,13 @@ bool run_timing(const SizeRun& s) {
         require_reference_correct(replies, phase);
       } else {
         if (take_failure(replies, s.sr)) return false;
-        s.sr.timed_calls_checked += replies[0].checked;
+        s.sr.timed_calls_checked += replies[0].as<wire::TimedCalls>().checked;
       }
       for (int r = 0; r < world; ++r) {
+        const auto& timed = replies[r].as<wire::TimedCalls>();
         auto& dst = (who == Who::kReference ? ref_t : cand_t)[r];
-        dst.insert(dst.end(), replies[r].times_us.begin(), replies[r].times_us.end());
-        outside_t[r].insert(outside_t[r].end(), replies[r].outside_us.begin(), replies[r].outside_us.end());
+        dst.insert(dst.end(), timed.times_us.begin(), timed.times_us.end());
+        outside_t[r].insert(outside_t[r].end(), timed.outside_us.begin(), timed.outside_us.end());
       }
     }
   }
@@ -194,7 +200,7 @@ bool run_timing(const SizeRun& s) {
   auto replies = s.group.command({wire::TimeFloor{10, s.o.timing_iterations}}, "timing floor at size " + s.plan.size,
                                  s.o.timeout_seconds);
   std::vector<std::vector<double>> floor_t;
-  for (const auto& rep : replies) floor_t.push_back(rep.times_us);
+  for (const auto& rep : replies) floor_t.push_back(rep.as<wire::FloorTimes>().times_us);
   s.sr.floor = summarize(floor_t);
   if (!outside_t[0].empty()) s.sr.outside = summarize(outside_t);
   const Credibility c = judge_credibility(*s.sr.candidate, *s.sr.floor, s.sr.outside, s.protocol_spread_us);
@@ -280,18 +286,21 @@ void run_group(const GroupInputs& in, const std::vector<int>& gpus, const std::v
     inits = group.command({wire::Init{}}, "init (CUDA context)", std::max(timeout, 120.0));
   } else {
     wire::Reply id = group.command_one(0, wire::NcclId{}, "NCCL id", 60);
-    inits = group.command({wire::Init{id.nccl_id, timed}}, "init (CUDA context, NCCL communicator)",
+    inits = group.command({wire::Init{id.as<wire::NcclIdMade>().nccl_id, timed}}, "init (CUDA context, NCCL communicator)",
                           std::max(timeout, 120.0));
   }
   // One guard for all ranks as a rule (one kernel, one binary); a rank whose guard failed is
   // the one to report.
-  for (const auto& r : inits)
-    if (res.write_guard.empty() || r.write_guard.rfind("not enforced", 0) == 0) res.write_guard = r.write_guard;
+  for (const auto& r : inits) {
+    const std::string& guard = r.as<wire::Started>().write_guard;
+    if (res.write_guard.empty() || guard.rfind("not enforced", 0) == 0) res.write_guard = guard;
+  }
   code_ran = true;  // loading runs its static initialisers
   for (const auto& r : group.command({wire::Load{in.ref_lib.string(), in.cand_lib.string(), o.kernel_is_reference}},
                                      "loading the kernels", std::max(timeout, 60.0))) {
-    res.protocol_overhead_us = std::max(res.protocol_overhead_us, r.protocol_overhead_us);
-    res.protocol_spread_us = std::max(res.protocol_spread_us, r.protocol_spread_us);
+    const auto& loaded = r.as<wire::Loaded>();
+    res.protocol_overhead_us = std::max(res.protocol_overhead_us, loaded.protocol_overhead_us);
+    res.protocol_spread_us = std::max(res.protocol_spread_us, loaded.protocol_spread_us);
   }
   EvalOptions so = o;  // the sizes' progress lines go through this group's prefix
   so.progress = progress;

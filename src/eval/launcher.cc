@@ -406,17 +406,17 @@ std::vector<wire::Reply> RankGroup::command(const std::vector<wire::Command>& co
         handle_request(r, *q, f.fds);
       } else if (auto* reply = std::get_if<wire::Reply>(&f.body)) {
         for (int fd : f.fds) ::close(fd);
-        if (!reply->ok) {
-          const bool candidate_code = reply->fault == wire::Fault::kSolution && reply->who == wire::Who::kCandidate;
+        if (const wire::Failure* failed = reply->failure()) {
+          const bool candidate_code = failed->fault == wire::Fault::kSolution && failed->who == wire::Who::kCandidate;
           // A candidate process that died shows up here first, as its harness's report.
-          if (ranks_[r].has_candidate && reply->candidate_gone) died(r, true, phase);
+          if (ranks_[r].has_candidate && failed->candidate_gone) died(r, true, phase);
           std::string tail = log_tail(r, candidate_code && ranks_[r].has_candidate, 600);
           const std::string where = ranks_[r].last_phase.empty() ? phase : ranks_[r].last_phase;
           kill_all();
-          throw RankError("rank " + std::to_string(r) + ": " + reply->error +
+          throw RankError("rank " + std::to_string(r) + ": " + failed->error +
                               (tail.empty() ? "" : " [rank output: " + tail + "]"),
-                          reply->fault == wire::Fault::kSolution ? RankFault::kSolution : RankFault::kHarness,
-                          reply->who, where);
+                          failed->fault == wire::Fault::kSolution ? RankFault::kSolution : RankFault::kHarness,
+                          failed->who, where);
         }
         if (!done[r]) {
           done[r] = true;
@@ -456,11 +456,11 @@ wire::Reply RankGroup::command_one(int rank, const wire::Command& c, const std::
     }
     for (int fd : f.fds) ::close(fd);
     if (auto* reply = std::get_if<wire::Reply>(&f.body)) {
-      if (!reply->ok) {
+      if (const wire::Failure* failed = reply->failure()) {
         kill_all();
-        throw RankError("rank " + std::to_string(rank) + ": " + reply->error,
-                        reply->fault == wire::Fault::kSolution ? RankFault::kSolution : RankFault::kHarness,
-                        reply->who, phase);
+        throw RankError("rank " + std::to_string(rank) + ": " + failed->error,
+                        failed->fault == wire::Fault::kSolution ? RankFault::kSolution : RankFault::kHarness,
+                        failed->who, phase);
       }
       return *reply;
     }

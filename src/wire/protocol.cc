@@ -97,9 +97,14 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Trial, who, seed)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(BackToBack, who, seed, calls)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Time, who, block_seed, warmup, iterations, checked)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TimeFloor, warmup, iterations)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Reply, rank, ok, fault, who, error, candidate_gone, verdict, times_us,
-                                                outside_us, protocol_overhead_us, protocol_spread_us, checked,
-                                                nccl_id, gpu, sms, write_guard)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Failure, fault, who, error, candidate_gone)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(NcclIdMade, nccl_id)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Started, gpu, sms, write_guard)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Loaded, protocol_overhead_us, protocol_spread_us)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Judged, verdict)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TimedCalls, verdict, times_us, outside_us, checked)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(FloorTimes, times_us)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CallTime, us)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Request, kind, rank, bytes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Response, kind, ok, error, mapped)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Phase, rank, what)
@@ -121,8 +126,11 @@ namespace {
 constexpr const char* kCommandNames[] = {"whoami", "nccl_id",  "init",     "load",     "prepare", "trial",
                                          "back_to_back", "time", "time_floor", "teardown", "exit"};
 constexpr const char* kCandidateNames[] = {"init", "load", "probe", "map_buffer", "setup", "call", "teardown", "exit"};
+constexpr const char* kAnswerNames[] = {"done",   "failure",     "nccl_id_made", "started", "loaded",
+                                        "judged", "timed_calls", "floor_times",  "call_time"};
 static_assert(std::size(kCommandNames) == std::variant_size_v<Command>);
 static_assert(std::size(kCandidateNames) == std::variant_size_v<cand::Command>);
+static_assert(std::size(kAnswerNames) == std::variant_size_v<Answer>);
 
 template <typename T>
 nlohmann::json body_of(const T& m) {
@@ -148,8 +156,9 @@ Variant variant_from(size_t index, const nlohmann::json& body) {
 }
 
 template <typename Variant, size_t N>
-Variant decode_variant(const nlohmann::json& j, const char* const (&names)[N], const char* what) {
-  const std::string name = j.value("cmd", "");
+Variant decode_variant(const nlohmann::json& j, const char* const (&names)[N], const char* what,
+                       const char* key = "cmd") {
+  const std::string name = j.value(key, "");
   for (size_t i = 0; i < N; ++i)
     if (name == names[i]) return variant_from<Variant>(i, j.value("body", nlohmann::json::object()));
   throw Error(std::string("protocol: unknown ") + what + " '" + name + "'");
@@ -164,15 +173,27 @@ nlohmann::json encode_variant(const Variant& v, const char* const (&names)[N], c
 }  // namespace
 
 std::string describe(const Command& c) { return kCommandNames[c.index()]; }
+const char* answer_name(const Answer& a) { return kAnswerNames[a.index()]; }
+
+void Reply::throw_unexpected(const char* wanted) const {
+  const Failure* f = failure();
+  throw Error("protocol: rank " + std::to_string(rank) + " answered with '" + answer_name(answer) + "' where '" +
+              wanted + "' was due" + (f ? ": " + f->error : std::string()));
+}
 
 Reply failure_reply(int rank, Fault fault, std::optional<Who> who, std::string error) {
-  Reply r;
-  r.rank = rank;
-  r.ok = false;
-  r.fault = fault;
-  r.who = who;
-  r.error = std::move(error);
-  return r;
+  return Reply{rank, Failure{fault, who, std::move(error), false}};
+}
+
+// A reply travels as {"rank": r, "answer": kind, "body": the answer's fields}.
+void to_json(nlohmann::json& j, const Reply& r) {
+  j = {{"rank", r.rank},
+       {"answer", answer_name(r.answer)},
+       {"body", std::visit([](const auto& a) { return body_of(a); }, r.answer)}};
+}
+void from_json(const nlohmann::json& j, Reply& r) {
+  r.rank = j.value("rank", -1);
+  r.answer = decode_variant<Answer>(j, kAnswerNames, "reply", "answer");
 }
 
 void send(Channel& c, const Command& m) { c.send(encode_variant(m, kCommandNames, "command")); }

@@ -191,30 +191,68 @@ using Command = std::variant<Init, Load, Probe, MapBuffer, Setup, Call, Teardown
 }  // namespace cand
 
 // ---- replies (harness -> launcher, candidate -> harness) ----
-struct Reply {
-  int rank = -1;
-  bool ok = true;
-  // When !ok:
+// A reply is the answer of one kind, that of the command it answers (or a failure).
+// A command that failed: which side it blames, and why.
+struct Failure {
   Fault fault = Fault::kHarness;
   std::optional<Who> who;
   std::string error;
   bool candidate_gone = false;  // the candidate process ended without answering
-  // Payloads:
-  std::optional<Verdict> verdict;  // trial, back_to_back, time
-  std::vector<double> times_us;    // time, time_floor; a candidate call: its one time
-  // time (the candidate, timed): per timed call, the least its time can have been as the
-  // harness saw it from outside the candidate's process (harness/outside_clock.h)
-  std::vector<double> outside_us;
-  // load (the candidate, timed): what the call protocol costs around a call, as probed
-  // before the candidate's library loaded (median and p10-p90 spread, µs)
-  double protocol_overhead_us = 0, protocol_spread_us = 0;
-  int checked = 0;                 // time: how many calls' outputs were judged
-  std::string nccl_id;             // nccl_id
-  std::string gpu;                 // init
+};
+// Done, with nothing to say: whoami, prepare, teardown, exit; the candidate's load,
+// map_buffer, setup, teardown.
+struct Done {};
+struct NcclIdMade {  // nccl_id
+  std::string nccl_id;
+};
+struct Started {  // init (the harness's and the candidate's)
+  std::string gpu;
   int sms = 0;
-  // init (a rank with a candidate process): where that process may write files, as its
-  // write guard says (sandbox/candidate/write_guard.h)
+  // a rank with a candidate process: where that process may write files, as its write
+  // guard says (sandbox/candidate/write_guard.h)
   std::string write_guard;
+};
+// load: with a timed candidate, what the call protocol costs around a call, as probed
+// before the candidate's library loaded (median and p10-p90 spread, µs); 0 otherwise.
+struct Loaded {
+  double protocol_overhead_us = 0, protocol_spread_us = 0;
+};
+struct Judged {  // trial, back_to_back
+  Verdict verdict;
+};
+struct TimedCalls {  // time
+  Verdict verdict;                  // of the calls whose outputs were judged
+  std::vector<double> times_us;     // per timed call
+  // the candidate, timed: per timed call, the least its time can have been as the harness
+  // saw it from outside the candidate's process (harness/outside_clock.h)
+  std::vector<double> outside_us;
+  int checked = 0;                  // how many calls' outputs were judged
+};
+struct FloorTimes {  // time_floor
+  std::vector<double> times_us;
+};
+struct CallTime {  // the candidate's probe and call: the call's time
+  double us = 0;
+};
+using Answer = std::variant<Done, Failure, NcclIdMade, Started, Loaded, Judged, TimedCalls, FloorTimes, CallTime>;
+const char* answer_name(const Answer& a);  // "judged", ...
+
+struct Reply {
+  int rank = -1;
+  Answer answer;
+
+  bool ok() const { return !std::holds_alternative<Failure>(answer); }
+  const Failure* failure() const { return std::get_if<Failure>(&answer); }
+  // The answer as T; mgk::Error naming both kinds when it is another (a peer that answered
+  // a command with the wrong kind of reply is a protocol error, not a default value).
+  template <class T>
+  const T& as() const {
+    if (const T* t = std::get_if<T>(&answer)) return *t;
+    throw_unexpected(answer_name(Answer{T{}}));
+  }
+
+ private:
+  [[noreturn]] void throw_unexpected(const char* wanted) const;
 };
 Reply failure_reply(int rank, Fault fault, std::optional<Who> who, std::string error);
 

@@ -74,30 +74,28 @@ class Scripted {
     if (auto* i = std::get_if<wire::Init>(&c)) {
       (void)i;
       if (s_ == "initfails" && rank_ == 1) throw std::runtime_error("cannot use GPU 0 (out of memory)");
-      r.gpu = "Scripted GPU";
-      r.sms = 132;
+      r.answer = wire::Started{"Scripted GPU", 132, ""};
       to_candidate(wire::cand::Init{0, rank_, 2});
     } else if (std::holds_alternative<wire::NcclId>(c)) {
-      r.nccl_id = "00";
+      r.answer = wire::NcclIdMade{"00"};
+    } else if (std::holds_alternative<wire::Load>(c)) {
+      r.answer = wire::Loaded{};
     } else if (auto* t = std::get_if<wire::Trial>(&c)) {
-      trial(*t, r);
-    } else if (auto* b = std::get_if<wire::BackToBack>(&c)) {
-      (void)b;
-      r.verdict = wire::Verdict{};
+      r.answer = trial(*t);
+    } else if (std::holds_alternative<wire::BackToBack>(c)) {
+      r.answer = wire::Judged{};
     } else if (auto* t = std::get_if<wire::Time>(&c)) {
       const double us = t->who == wire::Who::kReference ? 10.0 : s_ == "belowfloor" ? 1.0 : 5.0;
-      r.times_us.assign(size_t(t->iterations), us);
-      r.checked = int(t->checked.size());
-      r.verdict = wire::Verdict{};
+      r.answer = wire::TimedCalls{wire::Verdict{}, std::vector<double>(size_t(t->iterations), us), {},
+                                  int(t->checked.size())};
     } else if (auto* f = std::get_if<wire::TimeFloor>(&c)) {
-      r.times_us.assign(size_t(f->iterations), 2.0);
+      r.answer = wire::FloorTimes{std::vector<double>(size_t(f->iterations), 2.0)};
     }
     return true;
   }
 
  private:
-  void trial(const wire::Trial& t, wire::Reply& r) {
-    r.verdict = wire::Verdict{};
+  wire::Answer trial(const wire::Trial& t) {
     const bool candidate = t.who == wire::Who::kCandidate;
     const int n = candidate ? ++candidate_trials_ : 0;
     if (candidate && s_ == "incorrectthenhang" && n == 2)
@@ -105,7 +103,7 @@ class Scripted {
     const bool on_rank3 = s_ == "incorrectonrank3" && rank_ == 3;
     const bool mismatch =
         on_rank3 || s_ == "alwaysincorrect" || (n == 1 && (s_ == "incorrect" || s_ == "incorrectthenhang"));
-    if (candidate && !mismatch && n > 1) return;  // the other scenarios play out in the first trial
+    if (candidate && !mismatch && n > 1) return wire::Judged{};  // the other scenarios play out in the first trial
     if (candidate && mismatch && (rank_ == 1 || on_rank3)) {
       wire::Mismatch m;
       m.output = "y";
@@ -116,7 +114,7 @@ class Scripted {
       m.bound = 0.01;
       m.failures = 3;
       m.numel = 100;  // got: NaN
-      r.verdict = wire::Verdict{false, wire::FailureKind::kMismatch, "output mismatch", m};
+      return wire::Judged{wire::Verdict{false, wire::FailureKind::kMismatch, "output mismatch", m}};
     } else if (candidate && s_ == "hang") {
       std::fputs("scripted harness: hanging in the candidate's first trial\n", stderr);  // tests wait for it
       std::fflush(stderr);
@@ -124,13 +122,14 @@ class Scripted {
     } else if (candidate && s_ == "crash") {
       to_candidate(wire::cand::Call{0, true});  // the scripted candidate aborts
     } else if (candidate && s_ == "harnessfault") {
-      r = wire::failure_reply(rank_, wire::Fault::kHarness, std::nullopt, "scripted harness fault");
+      return wire::failure_reply(rank_, wire::Fault::kHarness, std::nullopt, "scripted harness fault").answer;
     } else if (candidate && s_ == "diesmidrun") {
       std::fputs("scripted harness: leaving in the middle of a trial\n", stderr);
       _exit(9);
     } else if (!candidate && s_ == "reffails") {
-      r.verdict = wire::Verdict{false, wire::FailureKind::kMismatch, "output mismatch", std::nullopt};
+      return wire::Judged{wire::Verdict{false, wire::FailureKind::kMismatch, "output mismatch", std::nullopt}};
     }
+    return wire::Judged{};
   }
 
   // Drives the candidate process as the real harness does; its death becomes the
@@ -140,7 +139,7 @@ class Scripted {
     try {
       wire::send(candidate_, c);
       wire::Frame f = wire::receive(candidate_);
-      if (auto* rep = std::get_if<wire::Reply>(&f.body); rep && !rep->ok) throw std::runtime_error(rep->error);
+      if (auto* rep = std::get_if<wire::Reply>(&f.body); rep && !rep->ok()) throw std::runtime_error(rep->failure()->error);
     } catch (const wire::ClosedError&) {
       throw CandidateGone();
     }
@@ -185,7 +184,7 @@ int main(int argc, char** argv) {
         more = self.handle(*c, r);
       } catch (const CandidateGone& e) {
         r = wire::failure_reply(std::atoi(rank), wire::Fault::kSolution, wire::Who::kCandidate, e.what());
-        r.candidate_gone = true;
+        std::get<wire::Failure>(r.answer).candidate_gone = true;
       } catch (const std::exception& e) {
         r = wire::failure_reply(std::atoi(rank), wire::Fault::kSolution, wire::Who::kCandidate, e.what());
       }

@@ -94,9 +94,7 @@ TEST(CandidateLink, AFrameItWasNotAskedForIsTheCandidatesFailure) {
 TEST(CandidateLink, ATimeThatIsNotANumberIsTheCandidatesFailure) {
   for (double t : {std::nan(""), -5.0, HUGE_VAL}) {
     Fixture f;
-    wire::Reply r;
-    r.times_us = {t};
-    f.answer(r);
+    f.answer(wire::Reply{0, wire::CallTime{t}});
     // (NaN and infinity cross JSON as null: a malformed frame, the candidate's all the same.)
     const std::string got = f.failure_of_a_call();
     EXPECT_EQ(got.rfind("candidate's: the candidate process broke the protocol: ", 0), 0u) << t << ": " << got;
@@ -116,10 +114,17 @@ TEST(CandidateLink, ACandidateThatHangsUpIsGone) {
 
 TEST(CandidateLink, AnHonestAnswerIsItsTime) {
   Fixture f;
-  wire::Reply r;
-  r.times_us = {12.5};
-  f.answer(r);
+  f.answer(wire::Reply{0, wire::CallTime{12.5}});
   EXPECT_DOUBLE_EQ(f.link->call(0, true), 12.5);
+}
+
+TEST(CandidateLink, AnAnswerOfAnotherKindIsTheCandidatesFailure) {
+  Fixture f;
+  f.answer(wire::Reply{0, wire::Judged{}});  // a verdict where its call's time was due
+  const std::string got = f.failure_of_a_call();
+  EXPECT_NE(got.find("candidate's: the candidate process broke the protocol: it answered a call without one finite"),
+            std::string::npos)
+      << got;
 }
 
 }  // namespace

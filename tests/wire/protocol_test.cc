@@ -3,6 +3,8 @@
 // frame from before them decodes with none).
 #include "wire/protocol.h"
 
+#include "common/error.h"
+
 #include <sys/socket.h>
 
 #include <set>
@@ -131,19 +133,55 @@ TEST_F(RoundTrip, EveryCandidateCommand) {
   EXPECT_EQ(std::variant_size_v<cand::Command>, all.size()) << "a command added to the protocol is added here";
 }
 
-TEST_F(RoundTrip, AReplyWithEveryPayloadAndTheOtherFrames) {
-  Reply r;
-  r.rank = 1, r.ok = false, r.fault = Fault::kSolution, r.who = Who::kCandidate, r.error = "setup returned 3";
-  r.candidate_gone = true;
-  r.verdict = Verdict{false, FailureKind::kMismatch, "y differs", Mismatch{"y", 1, "[3]", 3, std::nullopt, 2, 0.5, 7, 64},
+TEST_F(RoundTrip, EveryKindOfReplyAndTheOtherFrames) {
+  const Verdict wrong{false, FailureKind::kMismatch, "y differs", Mismatch{"y", 1, "[3]", 3, std::nullopt, 2, 0.5, 7, 64},
                       3.5};
-  r.times_us = {10.5, 11.25}, r.outside_us = {9.5}, r.protocol_overhead_us = 2.5, r.protocol_spread_us = 0.25;
-  r.checked = 4, r.nccl_id = "id", r.gpu = "NVIDIA H200", r.sms = 132, r.write_guard = "landlock ABI 7";
-  const nlohmann::json j = through(r);
-  EXPECT_TRUE(j.dump().find("\"got\":null") != std::string::npos) << "NaN as null: " << j.dump();
+  const std::vector<Answer> all = {Done{},
+                                   Failure{Fault::kSolution, Who::kCandidate, "setup returned 3", true},
+                                   NcclIdMade{"id"},
+                                   Started{"NVIDIA H200", 132, "landlock ABI 7"},
+                                   Loaded{2.5, 0.25},
+                                   Judged{wrong},
+                                   TimedCalls{wrong, {10.5, 11.25}, {9.5}, 4},
+                                   FloorTimes{{2.5, 2.75}},
+                                   CallTime{12.5}};
+  std::set<std::string> kinds;
+  for (const Answer& a : all) {
+    const nlohmann::json j = through(Reply{1, a});
+    kinds.insert(j.value("answer", ""));
+    if (std::holds_alternative<Judged>(a))
+      EXPECT_TRUE(j.dump().find("\"got\":null") != std::string::npos) << "NaN as null: " << j.dump();
+  }
+  EXPECT_EQ(kinds.size(), all.size()) << "each kind of reply its own name on the wire";
+  EXPECT_EQ(std::variant_size_v<Answer>, all.size()) << "a kind of reply added to the protocol is added here";
   through(Request{RequestKind::kSymAlloc, 1, 4096});
   through(Response{RequestKind::kSymAlloc, false, "out of memory", 2 << 20});
   through(Phase{0, "setup"});
+}
+
+// A reply is read as the kind its command answers with; another kind is a protocol error that
+// names both, never a default value.
+TEST(Protocol, AReplyReadAsAnotherKindSaysWhatCameInstead) {
+  const Reply timed{2, TimedCalls{Verdict{}, {1.0}, {}, 1}};
+  EXPECT_EQ(timed.as<TimedCalls>().times_us.size(), 1u);
+  try {
+    (void)timed.as<Loaded>();
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 2 answered with 'timed_calls' where 'loaded' was due"), std::string::npos)
+        << e.what();
+  }
+  const Reply failed = failure_reply(0, Fault::kHarness, std::nullopt, "out of memory");
+  EXPECT_FALSE(failed.ok());
+  ASSERT_NE(failed.failure(), nullptr);
+  EXPECT_EQ(failed.failure()->error, "out of memory");
+  try {
+    (void)failed.as<Judged>();
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'failure' where 'judged' was due: out of memory"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
