@@ -3,13 +3,13 @@
 // frame from before them decodes with none).
 #include "wire/protocol.h"
 
-#include "common/error.h"
-
 #include <sys/socket.h>
 
 #include <set>
 
 #include <gtest/gtest.h>
+
+#include "common/error.h"
 
 namespace mgk::wire {
 namespace {
