@@ -1,6 +1,7 @@
 // What the collective templates (reduction.cuh, exchange.cuh, rooted.cuh) share on the host:
-// the state a collective keeps between calls and the checks of mgk_run's tensors. A
-// collective template is used from the three ABI entry points of a solution:
+// the state a collective keeps between calls and the checks of mgk_run's tensors, and the
+// three ABI entry points of a solution that is one collective, which
+// MGK_COLLECTIVE_ENTRY_POINTS(collective) (at the end) writes:
 //
 //   MGK_EXPORT int mgk_setup(mgk_ctx* ctx) { return collective::setup(ctx); }
 //   MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int n_in, const mgk_tensor* out,
@@ -9,8 +10,9 @@
 //   }
 //   MGK_EXPORT void mgk_teardown(mgk_ctx* ctx) { collective::teardown(ctx); }
 //
-// where `collective` names a template instantiated with the solution's layout and config
-// (a struct of its tuning knobs as constants; each template says which it reads).
+// where `collective` names a template instantiated with the solution's layout and config (a
+// struct of its tuning knobs as constants; each template says which it reads; knobs.cuh
+// makes one from the knob macros).
 #pragma once
 #include "../host/host.cuh"
 #include "../mechanism/copy_engine.cuh"
@@ -81,3 +83,13 @@ inline void delete_collective_state(mgk_ctx* ctx) {
 }
 
 }  // namespace mgk::prim
+
+// The three ABI entry points of a solution that is the collective `Collective` (a template of
+// this folder, instantiated), forwarding to its setup, run and teardown as shown at the top.
+#define MGK_COLLECTIVE_ENTRY_POINTS(Collective)                                                                 \
+  MGK_EXPORT int mgk_setup(mgk_ctx* ctx) { return Collective::setup(ctx); }                                     \
+  MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int n_in, const mgk_tensor* out, int n_out,        \
+                         cudaStream_t stream) {                                                                 \
+    return Collective::run(ctx, in, n_in, out, n_out, stream);                                                  \
+  }                                                                                                             \
+  MGK_EXPORT void mgk_teardown(mgk_ctx* ctx) { Collective::teardown(ctx); }

@@ -5,9 +5,11 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <regex>
 #include <set>
+#include <sstream>
 
 #include "common/error.h"
 
@@ -15,6 +17,7 @@ namespace mgk::tune {
 namespace {
 
 constexpr size_t kMaxRangeValues = 4096;
+constexpr std::uintmax_t kMaxIncludedBytes = 4u << 20;  // a header larger than this is left out
 
 std::string_view trim(std::string_view s) {
   const char* ws = " \t\r\n";
@@ -303,6 +306,68 @@ std::vector<std::string> parameters_without_default(std::string_view source,
     if (!std::regex_search(src, guard)) missing.push_back(p.name);
   }
   return missing;
+}
+
+namespace {
+
+// The NAMEs of `source`'s `#include "NAME"` lines, in order.
+std::vector<std::string> quoted_includes(std::string_view source) {
+  std::vector<std::string> names;
+  for (size_t pos = 0; pos < source.size();) {
+    size_t nl = source.find('\n', pos);
+    std::string_view line = trim(source.substr(pos, nl == std::string_view::npos ? nl : nl - pos));
+    pos = nl == std::string_view::npos ? source.size() : nl + 1;
+    if (line.substr(0, 1) != "#") continue;
+    line = trim(line.substr(1));
+    if (line.substr(0, 7) != "include") continue;
+    line = trim(line.substr(7));
+    size_t end = line.find('"', 1);
+    if (line.substr(0, 1) == "\"" && end != std::string_view::npos && end > 1)
+      names.emplace_back(line.substr(1, end - 1));
+  }
+  return names;
+}
+
+// `file` as one name whatever the path that led to it ("a/../b.h" and "b.h" are one file).
+std::filesystem::path identity(const std::filesystem::path& file) {
+  std::error_code ec;
+  std::filesystem::path canonical = std::filesystem::weakly_canonical(file, ec);
+  return ec ? std::filesystem::absolute(file, ec).lexically_normal() : canonical;
+}
+
+// Appends to `out` the files `source` (in `dir`) includes with `#include "NAME"`, then theirs.
+void append_included(std::string_view source, const std::filesystem::path& dir,
+                     const std::vector<std::filesystem::path>& include_dirs,
+                     std::set<std::filesystem::path>& seen, std::string& out) {
+  for (const std::string& name : quoted_includes(source)) {
+    std::vector<std::filesystem::path> where = {dir};
+    where.insert(where.end(), include_dirs.begin(), include_dirs.end());
+    for (const auto& d : where) {
+      std::error_code ec;
+      const std::filesystem::path file = d / name;
+      if (!std::filesystem::is_regular_file(file, ec)) continue;  // the compiler looks on too
+      // The first found is what the compiler includes: read it (once), or leave it out.
+      if (std::filesystem::file_size(file, ec) <= kMaxIncludedBytes && seen.insert(identity(file)).second) {
+        std::ifstream in(file, std::ios::binary);
+        std::stringstream text;
+        text << in.rdbuf();
+        out += '\n';
+        out += text.str();
+        append_included(text.str(), file.parent_path(), include_dirs, seen, out);
+      }
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+std::string with_included_files(std::string_view source, const std::filesystem::path& path,
+                                const std::vector<std::filesystem::path>& include_dirs) {
+  std::string out(source);
+  std::set<std::filesystem::path> seen = {identity(path)};
+  append_included(source, path.parent_path(), include_dirs, seen, out);
+  return out;
 }
 
 }  // namespace mgk::tune

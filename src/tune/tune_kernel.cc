@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/env.h"
 #include "common/error.h"
 #include "common/file.h"
 #include "common/format.h"
@@ -49,6 +50,16 @@ std::filesystem::path default_best_path(const std::filesystem::path& kernel) {
 
 namespace {
 
+// Where the compiler looks for the kernel's `#include "..."` after the including file's
+// folder: the include path eval::compile_candidate gives it (mgk's headers, the kernel's
+// folder, the problem's).
+std::vector<std::filesystem::path> include_dirs(const eval::EvalOptions& eval) {
+  std::vector<std::filesystem::path> dirs = {root_dir() / "sandbox/include", root_dir() / "primitives",
+                                             std::filesystem::absolute(eval.kernel).parent_path()};
+  if (!eval.problem.dir.empty()) dirs.push_back(eval.problem.dir);
+  return dirs;
+}
+
 std::vector<std::string> best_kernel_notes(const KernelTuneRequest& request,
                                            const KernelTuneResult& result) {
   const TrialContext& c = result.context;
@@ -74,10 +85,12 @@ KernelTuneResult tune_kernel(const KernelTuneRequest& request, TrialCache& cache
   if (kernel.space.empty())
     throw UsageError(request.eval.kernel.string() + " declares no tunable parameters; add "
                      "markers such as '// mgk:tune BLOCKS 8 16 32' (see src/tune/README.md)");
-  for (const auto& name : parameters_without_default(kernel.source, kernel.space))
+  const std::string with_headers =
+      with_included_files(kernel.source, request.eval.kernel, include_dirs(request.eval));
+  for (const auto& name : parameters_without_default(with_headers, kernel.space))
     log::warning(request.eval.kernel.string() + " gives " + name + " no default (#ifndef " +
-                 name + " / #define " + name + " ... / #endif): it builds only with the "
-                 "tuner's defines");
+                 name + " / #define " + name + " ... / #endif, in it or in a header it "
+                 "includes): it builds only with the tuner's defines");
 
   KernelTuneResult result;
   result.context.kernel_hash = kernel.kernel_hash;

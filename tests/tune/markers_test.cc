@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "support/test_paths.h"
 
 namespace mgk::tune {
 namespace {
@@ -150,7 +151,47 @@ TEST(Markers, GuardedDefaultsAreAccepted) {
   EXPECT_EQ(parameters_without_default(source, s), std::vector<std::string>{"DEPTH"});
 }
 
-// Every kernel shipped with mgk that declares tunables (expert solutions, examples) parses.
+std::filesystem::path write(const std::filesystem::path& path, const std::string& text) {
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path) << text;
+  return path;
+}
+
+// A default may sit in a header the kernel includes with #include "...", found beside the
+// including file or on the include path, at any depth; markers stay the kernel's own.
+TEST(Markers, DefaultsInIncludedHeadersCount) {
+  mgk::test::TempDir dir;
+  const auto lib = dir.path() / "lib";
+  write(dir.path() / "kernel" / "local.h", "#include \"nested/deep.h\"\n#ifndef BLOCKS\n#define BLOCKS 8\n#endif\n");
+  write(dir.path() / "kernel" / "nested" / "deep.h", "#if !defined(CHUNK)\n#define CHUNK 1\n#endif\n");
+  write(lib / "knobs.h", "#pragma once\n#include \"knobs.h\"\n#ifndef DEPTH\n#define DEPTH 2\n#endif\n"
+                         "// mgk:tune STAGES 1 2\n");
+  write(lib / "ignored.h", "#ifndef WIDTH\n#define WIDTH 4\n#endif\n");
+  const std::string source =
+      "// mgk:tune BLOCKS 8 16\n"
+      "// mgk:tune CHUNK 1 2\n"
+      "// mgk:tune DEPTH 1 2\n"
+      "// mgk:tune WIDTH 4 8\n"
+      "#include \"local.h\"\n"
+      "  #  include \"knobs.h\"  // from the include path\n"
+      "#include <ignored.h>\n"
+      "// #include \"ignored.h\"\n"
+      "#include \"missing.h\"\n";
+  const auto kernel = write(dir.path() / "kernel" / "k.cu", source);
+  SearchSpace s = parse_markers(source);
+  ASSERT_EQ(s.parameters().size(), 4u);  // not STAGES: the header's markers are not the kernel's
+  EXPECT_EQ(parameters_without_default(source, s),
+            (std::vector<std::string>{"BLOCKS", "CHUNK", "DEPTH", "WIDTH"}));
+  const std::string all = with_included_files(source, kernel, {lib});
+  EXPECT_EQ(all.substr(0, source.size()), source);
+  EXPECT_EQ(parameters_without_default(all, s), std::vector<std::string>{"WIDTH"});
+  EXPECT_EQ(parameters_without_default(with_included_files(source, kernel, {}), s),
+            (std::vector<std::string>{"DEPTH", "WIDTH"}));
+}
+
+// Every kernel shipped with mgk that declares tunables (expert solutions, examples) parses,
+// and gives every tuned parameter a default, itself or in a header it includes as nvcc finds
+// it (the collective experts: primitives/collective/knobs.cuh).
 TEST(Markers, EveryKernelInTheRepositoryParses) {
   const std::filesystem::path root = MGK_SOURCE_ROOT;
   int with_markers = 0;
@@ -167,7 +208,9 @@ TEST(Markers, EveryKernelInTheRepositoryParses) {
       EXPECT_NO_THROW(space = parse_markers(text.str(), entry.path().string()));
       if (!space.empty()) {
         ++with_markers;
-        EXPECT_TRUE(parameters_without_default(text.str(), space).empty());
+        const std::string with_headers = with_included_files(
+            text.str(), entry.path(), {root / "sandbox/include", root / "primitives"});
+        EXPECT_TRUE(parameters_without_default(with_headers, space).empty());
       }
     }
   }

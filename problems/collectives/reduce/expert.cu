@@ -11,42 +11,14 @@
 
 namespace prim = mgk::prim;
 
-// ---- config: tuning knobs (the tuner rebuilds with -DNAME=value)
+// ---- config: tuning knobs (the tuner rebuilds with -DNAME=value). The defaults not set here
+// are those of primitives/collective/knobs.cuh, which makes `config` of them.
 // mgk:tune BLOCKS 0 32 66 264
-#ifndef BLOCKS
-#define BLOCKS 0  // 0: one block per SM
-#endif
 // mgk:tune THREADS 256 512 1024
-#ifndef THREADS
-#define THREADS 512
-#endif
 // mgk:tune UNROLL 1 2 4
-#ifndef UNROLL
-#define UNROLL 4
-#endif
 // mgk:tune LAMPORT_MAX_KB 0 256 1024 4096 16384
-#ifndef LAMPORT_MAX_KB
-#define LAMPORT_MAX_KB 1024
-#endif
-// mgk:tune LAMPORT_LAG 1 2 4
-#ifndef LAMPORT_LAG
-#define LAMPORT_LAG 1  // the sums trail the sends by this many steps
-#endif
+// mgk:tune LAMPORT_LAG 1 2 4  // the sums trail the sends by this many steps
+#include "collective/knobs.cuh"
 
-namespace {
-struct config {
-  static constexpr int blocks = BLOCKS, threads = THREADS, unroll = UNROLL, lamport_lag = LAMPORT_LAG;
-  static constexpr size_t lamport_max_bytes = size_t(LAMPORT_MAX_KB) * 1024;
-};
 using collective = prim::rooted_reduce<config>;
-}  // namespace
-
-// ---- entry points (the solution ABI)
-MGK_EXPORT int mgk_setup(mgk_ctx* ctx) { return collective::setup(ctx); }
-
-MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int n_in, const mgk_tensor* out, int n_out,
-                       cudaStream_t stream) {
-  return collective::run(ctx, in, n_in, out, n_out, stream);
-}
-
-MGK_EXPORT void mgk_teardown(mgk_ctx* ctx) { collective::teardown(ctx); }
+MGK_COLLECTIVE_ENTRY_POINTS(collective)
