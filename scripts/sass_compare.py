@@ -11,8 +11,11 @@ by their code, not their names (a kernel moved into a template has another mangl
   * SASS text (with cuobjdump): each function's listing with addresses, encodings and
     symbol names taken out.
 
-Prints one line per build (identical, or what differs and the functions on each side) and
-a last line with the totals; exits 0 when every build is identical, 1 otherwise.
+Prints one line per build (identical; removed: every function after has its identical one
+before but some before are gone, named; or what differs and the functions on each side) and
+a last line with the totals; exits 0 when every build is identical, 2 when the only
+differences are functions no longer built (a kernel nothing launches any more, or one whose
+launch was taken out: read the names), 1 otherwise.
 Usage: sass_compare.py BASE_DIR HEAD_DIR
 """
 import hashlib
@@ -184,8 +187,11 @@ def demangle(names):
 
 
 def compare(base, head, label, verify=None):
-    """(identical?, lines, pairs) for two {function: (hash, ...)} maps: functions are paired
-    by hash (and, with `verify`, only when verify(b, h) finds no difference)."""
+    """(outcome, lines, pairs) for two {function: (hash, ...)} maps: functions are paired
+    by hash (and, with `verify`, only when verify(b, h) finds no difference). The outcome is
+    "identical", "removed" (every function after has its identical one before, but some
+    before are no longer built: say which, since a kernel can vanish because nothing launches
+    it any more) or "different"."""
     unpaired_head = dict(head)
     missing, why, pairs = [], {}, {}
     for f, fb in base.items():
@@ -205,14 +211,19 @@ def compare(base, head, label, verify=None):
             del unpaired_head[match]
     added = list(unpaired_head)
     if not missing and not added:
-        return True, [f"{label}: identical ({len(base)} functions)"], pairs
+        return "identical", [f"{label}: identical ({len(base)} functions)"], pairs
     names = demangle(missing + added)
     size = lambda v: len(v[1])
+    if not added:
+        lines = [f"{label}: REMOVED: the {len(head)} functions after are identical to ones before; "
+                 f"{len(missing)} before are no longer built"]
+        lines += [f"    no longer built: {names.get(f, f)} ({size(base[f])} bytes)" for f in missing]
+        return "removed", lines, pairs
     lines = [f"{label}: DIFFERENT: {len(missing)} of {len(base)} functions have no identical counterpart"]
     lines += [f"    only before: {names.get(f, f)} ({size(base[f])} bytes){': ' + why[f] if f in why else ''}"
               for f in missing]
     lines += [f"    only after:  {names.get(f, f)} ({size(head[f])} bytes)" for f in added]
-    return False, lines, pairs
+    return "different", lines, pairs
 
 
 def main():
@@ -220,14 +231,16 @@ def main():
         raise SystemExit(__doc__)
     base_dir, head_dir = sys.argv[1:]
     builds = sorted(f[:-len(".cubin")] for f in os.listdir(base_dir) if f.endswith(".cubin"))
-    all_same, counted = True, 0
+    all_same, any_removed, counted = True, False, 0
     for b in builds:
         hb, bb = os.path.join(head_dir, b + ".cubin"), os.path.join(base_dir, b + ".cubin")
         if not os.path.exists(hb):
             print(f"{b}: not built after"); all_same = False; continue
         counted += 1
         cb, ch = functions_of_cubin(bb), functions_of_cubin(hb)
-        same, lines, pairs = compare(cb, ch, b + " [machine code]", same_code)
+        outcome, lines, pairs = compare(cb, ch, b + " [machine code]", same_code)
+        same = outcome != "different"
+        any_removed |= outcome == "removed"
         all_same &= same
         print("\n".join(lines))
         sb, sh = os.path.join(base_dir, b + ".sass"), os.path.join(head_dir, b + ".sass")
@@ -246,8 +259,14 @@ def main():
                 print("\n".join(bad))
             else:
                 print(f"{b} [cuobjdump -sass]: identical ({len(pairs)} functions, listings compared line by line)")
-    print(f"{'IDENTICAL' if all_same else 'DIFFERENT'}: {counted} builds compared")
-    return 0 if all_same else 1
+    if not all_same:
+        print(f"DIFFERENT: {counted} builds compared")
+        return 1
+    if any_removed:
+        print(f"IDENTICAL BUT FOR FUNCTIONS NO LONGER BUILT (listed above): {counted} builds compared")
+        return 2
+    print(f"IDENTICAL: {counted} builds compared")
+    return 0
 
 
 if __name__ == "__main__":

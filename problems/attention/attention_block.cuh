@@ -12,18 +12,10 @@ namespace ring {
 
 class AttentionBlock {
  public:
-  AttentionBlock() = default;
-  AttentionBlock(const AttentionBlock&) = delete;
-  AttentionBlock& operator=(const AttentionBlock&) = delete;
-  ~AttentionBlock() {
-    for (void* p : {q_, k_, v_, ctx_}) cudaFree(p);
-  }
-
   // `cp_size`: the ranks of the CP group the ring runs over.
   int setup(mgk_ctx* ctx, int64_t B, int64_t S, int64_t H, int64_t D, int64_t DM, int cp_size) {
     E_ = H * D, DM_ = DM;
-    const size_t act = size_t(B * S * E_) * 2;
-    for (void** p : {&q_, &k_, &v_, &ctx_}) MGK_CUDA_TRY(ctx, cudaMalloc(p, act));
+    for (auto* p : {&q_, &k_, &v_, &ctx_}) MGK_CUDA_TRY(ctx, p->allocate(B * S * E_));
     MGK_CUBLAS_TRY(ctx, lt_.create());
     mgk::lt::GemmShape in{B * S, E_, DM};  // x [BS, DM] . (w block [E, DM])^T
     in.trans_b = true;
@@ -43,14 +35,14 @@ class AttentionBlock {
     MGK_CUBLAS_TRY(ctx, proj_in_.run(x, w, q_, st));
     MGK_CUBLAS_TRY(ctx, proj_in_.run(x, w + E_ * DM_, k_, st));
     MGK_CUBLAS_TRY(ctx, proj_in_.run(x, w + 2 * E_ * DM_, v_, st));
-    if (ring_.run(ctx, cp, pos, cp_size, q_, k_, v_, static_cast<__nv_bfloat16*>(ctx_), st)) return 1;
+    if (ring_.run(ctx, cp, pos, cp_size, q_, k_, v_, ctx_, st)) return 1;
     MGK_CUBLAS_TRY(ctx, proj_out_.run(ctx_, w_o, out, st));
     return 0;
   }
 
  private:
   int64_t E_ = 0, DM_ = 0;
-  void *q_ = nullptr, *k_ = nullptr, *v_ = nullptr, *ctx_ = nullptr;  // [B, S, H, D] bf16
+  mgk::DeviceBuffer<__nv_bfloat16> q_, k_, v_, ctx_;  // [B, S, H, D]
   mgk::lt::Handle lt_;
   mgk::lt::Gemm proj_in_, proj_out_;
   Ring ring_;

@@ -12,11 +12,10 @@
 // harness's timing without it), every NCCL call is skipped.
 #pragma once
 #include <cmath>
-#include <vector>
+#include <memory>
 
 #include "mgk/cudnn_attention.h"
-#include "mgk/oracle_gemm.cuh"
-#include "mgk/reference.h"
+#include "mgk/reference_kit.h"
 
 namespace ring {
 
@@ -57,64 +56,45 @@ __global__ void merge_kernel(const __nv_bfloat16* blk, const float* blk_lse, flo
     if (comm) MGK_NCCL_TRY(ctx, expr); \
   } while (0)
 
+using mgk::Event;
+using mgk::Stream;
+
 // What a ring that passes K, V blocks on a second stream needs beside its compute (Ring below,
 // and attention/ring_attention_backward_dp): two landing slots of one block each, the stream
 // the transfers run on, and the events that order them against the compute: `start` and
 // `comm_done` bracket a call, received[t] / computed[t] mark step t's block in and used.
 struct RingSlots {
-  RingSlots() = default;
-  RingSlots(const RingSlots&) = delete;
-  RingSlots& operator=(const RingSlots&) = delete;
-  ~RingSlots() {
-    for (auto& s : slot)
-      for (void* p : s) cudaFree(p);
-    for (auto* v : {&received, &computed})
-      for (cudaEvent_t e : *v) cudaEventDestroy(e);
-    if (start) cudaEventDestroy(start);
-    if (comm_done) cudaEventDestroy(comm_done);
-    if (comm_stream) cudaStreamDestroy(comm_stream);
-  }
-
-  // Slots of `block_bytes` each, and events for `steps` ring steps.
-  int setup_slots(mgk_ctx* ctx, size_t block_bytes, int steps) {
+  // Slots of `block` bf16 elements each, and events for `steps` ring steps.
+  int setup_slots(mgk_ctx* ctx, int64_t block, int steps) {
     for (auto& sl : slot)
-      for (void*& p : sl) MGK_CUDA_TRY(ctx, cudaMalloc(&p, block_bytes));
-    MGK_CUDA_TRY(ctx, cudaStreamCreateWithFlags(&comm_stream, cudaStreamNonBlocking));
-    for (cudaEvent_t* e : {&start, &comm_done}) MGK_CUDA_TRY(ctx, cudaEventCreateWithFlags(e, cudaEventDisableTiming));
-    received.resize(size_t(steps));
-    computed.resize(size_t(steps));
+      for (auto& p : sl) MGK_CUDA_TRY(ctx, p.allocate(block));
+    MGK_CUDA_TRY(ctx, cudaStreamCreateWithFlags(comm_stream.out(), cudaStreamNonBlocking));
+    for (Event* e : {&start, &comm_done}) MGK_CUDA_TRY(ctx, cudaEventCreateWithFlags(e->out(), cudaEventDisableTiming));
+    received = std::make_unique<Event[]>(size_t(steps));
+    computed = std::make_unique<Event[]>(size_t(steps));
     for (auto* v : {&received, &computed})
-      for (cudaEvent_t& e : *v) MGK_CUDA_TRY(ctx, cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+      for (int t = 0; t < steps; ++t)
+        MGK_CUDA_TRY(ctx, cudaEventCreateWithFlags((*v)[t].out(), cudaEventDisableTiming));
     return 0;
   }
 
-  void* slot[2][2] = {};  // received blocks: slot[i][0] = K, slot[i][1] = V
-  cudaStream_t comm_stream = nullptr;
-  cudaEvent_t start = nullptr, comm_done = nullptr;
-  std::vector<cudaEvent_t> received, computed;  // per ring step
+  mgk::DeviceBuffer<__nv_bfloat16> slot[2][2];  // received blocks: slot[i][0] = K, slot[i][1] = V
+  Stream comm_stream;
+  Event start, comm_done;
+  std::unique_ptr<Event[]> received, computed;  // per ring step
 };
 
 class Ring : private RingSlots {
  public:
-  Ring() = default;
-  Ring(const Ring&) = delete;
-  Ring& operator=(const Ring&) = delete;
-  ~Ring() {
-    cudaFree(blk_out);
-    cudaFree(blk_lse);
-    cudaFree(acc);
-    cudaFree(acc_lse);
-  }
-
   // Buffers, streams, events and the two cuDNN plans for a ring of W ranks.
   int setup(mgk_ctx* ctx, int64_t B_, int64_t S_, int64_t H_, int64_t D_, int W) {
     B = B_, S = S_, H = H_, D = D_;
-    const size_t block = size_t(B * S * H * D);
-    if (setup_slots(ctx, block * 2, W)) return 1;
-    MGK_CUDA_TRY(ctx, cudaMalloc(&blk_out, block * 2));
-    MGK_CUDA_TRY(ctx, cudaMalloc(&acc, block * 4));
-    MGK_CUDA_TRY(ctx, cudaMalloc(&blk_lse, size_t(B * H * S) * 4));
-    MGK_CUDA_TRY(ctx, cudaMalloc(&acc_lse, size_t(B * H * S) * 4));
+    const int64_t block = B * S * H * D;
+    if (setup_slots(ctx, block, W)) return 1;
+    MGK_CUDA_TRY(ctx, blk_out.allocate(block));
+    MGK_CUDA_TRY(ctx, acc.allocate(block));
+    MGK_CUDA_TRY(ctx, blk_lse.allocate(B * H * S));
+    MGK_CUDA_TRY(ctx, acc_lse.allocate(B * H * S));
     MGK_CUDNN_TRY(ctx, dnn.create());
     mgk::dnn::AttentionShape a;
     a.b = B, a.h = H, a.s_q = a.s_kv = S, a.d = D;
@@ -179,19 +159,18 @@ class Ring : private RingSlots {
   int merge(mgk_ctx* ctx, __nv_bfloat16* out, bool first, bool last, cudaStream_t st) {
     const int64_t warps = B * S * H;
     const int grid = int(std::min<int64_t>((warps * 32 + 255) / 256, 132 * 16));
-    merge_kernel<<<grid, 256, 0, st>>>(static_cast<const __nv_bfloat16*>(blk_out), blk_lse, acc, acc_lse, out, B, S,
-                                       H, D, first, last);
+    merge_kernel<<<grid, 256, 0, st>>>(blk_out, blk_lse, acc, acc_lse, out, B, S, H, D, first, last);
     MGK_LAUNCH_CHECK(ctx);
     return 0;
   }
 
   int64_t B = 0, S = 0, H = 0, D = 0;
   mgk::dnn::Handle dnn;
-  mgk::dnn::Attention diagonal, earlier;  // causal S x S; unmasked S x S
-  void* blk_out = nullptr;                // [B, S, H, D] bf16, one block's O
-  float* blk_lse = nullptr;               // [B, H, S]: cuDNN's stats layout
-  float* acc = nullptr;                   // [B, S, H, D] fp32
-  float* acc_lse = nullptr;               // [B, H, S]
+  mgk::dnn::Attention diagonal, earlier;   // causal S x S; unmasked S x S
+  mgk::DeviceBuffer<__nv_bfloat16> blk_out;  // [B, S, H, D], one block's O
+  mgk::DeviceBuffer<float> blk_lse;          // [B, H, S]: cuDNN's stats layout
+  mgk::DeviceBuffer<float> acc;              // [B, S, H, D]
+  mgk::DeviceBuffer<float> acc_lse;          // [B, H, S]
 };
 
 // One warp per output row (b, i, h) of group rank `rank`, lanes over D (D <= 128): the exact

@@ -1,7 +1,8 @@
 // Shared by the data-parallel references (dp/ddp, dp/zero1_optimizer_shard,
-// dp/zero2_optimizer_shard_grad): the two-layer MLP's forward, MSE loss and backward on
-// cuBLASLt with ParallelKernelBench's bf16 rounding points (PyTorch's bf16 autograd), and
-// its bf16 Adam step. Included as "../dp_mlp.cuh" (the problem folder is on the include path).
+// dp/zero2_optimizer_shard_grad, dp/fsdp_step_e2e): the two-layer MLP's forward, MSE loss and
+// backward on cuBLASLt with ParallelKernelBench's bf16 rounding points (PyTorch's bf16
+// autograd), the base of the references that run it, and its bf16 Adam step. Included as
+// "../dp_mlp.cuh" (the problem folder is on the include path).
 //
 // The model: h = X W1^T + b1, a = relu(h), o = a W2^T + b2, loss = mean((o - Y)^2) over the
 // NL x DO elements of this rank's batch. Parameters are one flat bf16 vector in PyTorch's
@@ -10,7 +11,7 @@
 #include <cmath>
 
 #include "mgk/lt_gemm.h"
-#include "mgk/reference.h"
+#include "mgk/reference_kit.h"
 
 namespace dp {
 
@@ -28,10 +29,6 @@ struct Dims {
   double bc1() const { return 1.0 - std::pow(kBeta1, double(step)); }
   double bc2() const { return 1.0 - std::pow(kBeta2, double(step)); }
 };
-
-inline Dims dims(mgk_ctx* ctx) {
-  return {mgk::dim(ctx, "NL"), mgk::dim(ctx, "DI"), mgk::dim(ctx, "H"), mgk::dim(ctx, "DO"), mgk::dim(ctx, "STEP")};
-}
 
 // The alignment of a bf16 element `offset` elements into a 256-byte aligned buffer: the
 // flat views of b1, W2 and b2 are only as aligned as their offsets (4 bytes at `odd`).
@@ -83,25 +80,18 @@ __global__ void fill_ones(bf16* x, int64_t n) {
 // elementwise kernels.
 class Mlp {
  public:
-  Mlp() = default;
-  Mlp(const Mlp&) = delete;
-  Mlp& operator=(const Mlp&) = delete;
-  ~Mlp() {
-    for (void* p : {acc_h_, acc_o_, a_, d_, da_, ones_}) cudaFree(p);
-  }
-
   // Plans for `d`: params and grads are flat buffers allocated with cudaMalloc (or views
   // at an offset that is a multiple of 128 elements).
   int setup(mgk_ctx* ctx, const Dims& d) {
     d_dims_ = d;
     const int64_t NL = d.NL, DI = d.DI, H = d.H, DO = d.DO;
-    MGK_CUDA_TRY(ctx, cudaMalloc(&acc_h_, size_t(NL * H) * 4));
-    MGK_CUDA_TRY(ctx, cudaMalloc(&acc_o_, size_t(NL * DO) * 4));
-    MGK_CUDA_TRY(ctx, cudaMalloc(&a_, size_t(NL * H) * 2));
-    MGK_CUDA_TRY(ctx, cudaMalloc(&d_, size_t(NL * DO) * 2));
-    MGK_CUDA_TRY(ctx, cudaMalloc(&da_, size_t(NL * H) * 2));
-    MGK_CUDA_TRY(ctx, cudaMalloc(&ones_, size_t(NL) * 2));
-    detail::fill_ones<<<detail::blocks(NL), 256>>>(static_cast<__nv_bfloat16*>(ones_), NL);
+    MGK_CUDA_TRY(ctx, acc_h_.allocate(NL * H));
+    MGK_CUDA_TRY(ctx, acc_o_.allocate(NL * DO));
+    MGK_CUDA_TRY(ctx, a_.allocate(NL * H));
+    MGK_CUDA_TRY(ctx, d_.allocate(NL * DO));
+    MGK_CUDA_TRY(ctx, da_.allocate(NL * H));
+    MGK_CUDA_TRY(ctx, ones_.allocate(NL));
+    detail::fill_ones<<<detail::blocks(NL), 256>>>(ones_, NL);
     MGK_LAUNCH_CHECK(ctx);
     MGK_CUDA_TRY(ctx, cudaDeviceSynchronize());
     MGK_CUBLAS_TRY(ctx, lt_.create());
@@ -126,15 +116,12 @@ class Mlp {
     const Dims& d = d_dims_;
     const auto* p = static_cast<const bf16*>(params);
     auto* g = static_cast<bf16*>(grads);
-    auto* a = static_cast<bf16*>(a_);
-    auto* dd = static_cast<bf16*>(d_);
-    auto* da = static_cast<bf16*>(da_);
+    bf16 *a = a_, *dd = d_, *da = da_;
     MGK_CUBLAS_TRY(ctx, fwd1_.run(X, p, acc_h_, st));
-    detail::bias_relu<<<detail::blocks(d.NL * d.H), 256, 0, st>>>(static_cast<float*>(acc_h_), p + d.off_b1(), d.NL,
-                                                                   d.H, a);
+    detail::bias_relu<<<detail::blocks(d.NL * d.H), 256, 0, st>>>(acc_h_, p + d.off_b1(), d.NL, d.H, a);
     MGK_LAUNCH_CHECK(ctx);
     MGK_CUBLAS_TRY(ctx, fwd2_.run(a, p + d.off_W2(), acc_o_, st));
-    detail::mse_grad<<<detail::blocks(d.NL * d.DO), 256, 0, st>>>(static_cast<float*>(acc_o_), p + d.off_b2(),
+    detail::mse_grad<<<detail::blocks(d.NL * d.DO), 256, 0, st>>>(acc_o_, p + d.off_b2(),
                                                                    static_cast<const bf16*>(Y), d.NL, d.DO,
                                                                    float(2.0 / double(d.NL * d.DO)), dd);
     MGK_LAUNCH_CHECK(ctx);
@@ -152,7 +139,25 @@ class Mlp {
   Dims d_dims_;
   mgk::lt::Handle lt_;
   mgk::lt::Gemm fwd1_, fwd2_, dW2_, db2_, da_gemm_, dW1_, db1_;
-  void *acc_h_ = nullptr, *acc_o_ = nullptr, *a_ = nullptr, *d_ = nullptr, *da_ = nullptr, *ones_ = nullptr;
+  mgk::DeviceBuffer<float> acc_h_, acc_o_;               // h and o before the bias: [NL, H], [NL, DO]
+  mgk::DeviceBuffer<__nv_bfloat16> a_, d_, da_, ones_;  // [NL, H], [NL, DO], [NL, H], [NL]
+};
+
+// The base of the references that train the MLP (dp/ddp, dp/fsdp_step_e2e and the ZeRO
+// ones): its dims, read once, and its forward and backward (planned by their setup).
+struct MlpReference : mgk::Reference {
+  using Reference::Reference;
+  const Dims d{dim("NL"), dim("DI"), dim("H"), dim("DO"), dim("STEP")};
+  Mlp mlp;
+};
+
+// One whose optimizer is sharded: rank r holds the shard [lo, hi) = [r P, min((r + 1) P,
+// numel)) of the flat parameters, P = ceil(numel / W) (the last shard may be shorter, or
+// empty; the W P-element shards pad the flat vector to W P).
+struct ShardedMlpReference : MlpReference {
+  using MlpReference::MlpReference;
+  const int64_t P = (d.numel() + world() - 1) / world();
+  const int64_t lo = std::min(d.numel(), rank() * P), hi = std::min(d.numel(), lo + P);
 };
 
 // Where the Adam step writes: up to four segments of the flat index range, segment k holding

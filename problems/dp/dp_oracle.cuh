@@ -171,6 +171,16 @@ inline int mean_gradient(mgk_ctx* ctx, o::Blas& blas, const Dims& d, const mgk_i
   return 0;
 }
 
+// mean_gradient at rank 0's parameters (the inputs X, Y, W1, b1, W2, b2: generators g[0..5]),
+// into mg's three arrays, taken from `scratch`. 0, or non-zero with ctx->error set.
+inline int mean_gradient_at_rank0(mgk_ctx* ctx, o::Blas& blas, const Dims& d, const mgk_input_gen* g,
+                                  o::Scratch& scratch, MeanGradient& mg, cudaStream_t st) {
+  mg = {scratch.get<double>(d.numel()), scratch.get<double>(d.numel()), scratch.get<double>(d.numel())};
+  if (!scratch.ok()) return mgk::set_error(ctx, "oracle: out of device memory");
+  MGK_CUDA_TRY(ctx, load_params(d, g + 2, 0, mg.p, st));
+  return mean_gradient(ctx, blas, d, g[0], g[1], mg, st);
+}
+
 // Expected outputs (double) and their scales (float) for a flat index range: segment k
 // holds flat indices [start[k], start[k+1]).
 struct Targets {

@@ -1,12 +1,12 @@
 // What the two clip-grad-norm references share (problems/dp/clip_grad_norm_no_ep and
-// clip_grad_norm_ep): the squares CUB sums on the reference's side; on the oracle's, an fp64
-// sum over every rank's regenerated gradients in kPartials blocks, then one sum of those.
+// clip_grad_norm_ep): on the reference's side their base, which sums squares with CUB; on the
+// oracle's, an fp64 sum over every rank's regenerated gradients in kPartials blocks, then one
+// sum of those.
 // Kept beside the problems, so the model sees it with the reference that includes it.
 #pragma once
 #include <cub/cub.cuh>
 
-#include "mgk/oracle_gemm.cuh"  // oracle::for_each, oracle::Scratch
-#include "mgk/reference.h"
+#include "mgk/reference_kit.h"  // and oracle::for_each, oracle::Scratch
 
 namespace gradnorm {
 
@@ -16,6 +16,33 @@ struct Square {
   __device__ float operator()(__nv_bfloat16 v) const {
     const float f = __bfloat162float(v);
     return f * f;
+  }
+};
+
+// The base of both references: the gradients' dims, `sums` (floats) and CUB's temporary
+// storage for a sum of squares over M N elements.
+struct SquaresReference : mgk::Reference {
+  using Reference::Reference;
+  const int64_t M = dim("M"), N = dim("N");
+  mgk::DeviceBuffer<float> sums;
+  mgk::DeviceBuffer<char> temp;
+  size_t temp_bytes = 0;
+
+ protected:
+  // `count` floats of sums, and the temporary storage.
+  int allocate_sums(int count) {
+    MGK_CUDA_TRY(ctx, sums.allocate(count));
+    const int64_t n = M * N;
+    MGK_CUDA_TRY(ctx, cub::DeviceReduce::TransformReduce(nullptr, temp_bytes, static_cast<const __nv_bfloat16*>(nullptr),
+                                                         sums.get(), n, cuda::std::plus<float>(), Square(), 0.0f));
+    MGK_CUDA_TRY(ctx, temp.allocate(int64_t(std::max<size_t>(temp_bytes, 16))));
+    return 0;
+  }
+
+  // sums[k] = the fp32 sum of the squares of x's n elements, on st.
+  cudaError_t sum_squares(const __nv_bfloat16* x, int64_t n, int k, cudaStream_t st) {
+    return cub::DeviceReduce::TransformReduce(temp.get(), temp_bytes, x, sums.get() + k, n, cuda::std::plus<float>(),
+                                              Square(), 0.0f, st);
   }
 };
 

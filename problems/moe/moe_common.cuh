@@ -30,8 +30,7 @@
 #include <vector>
 
 #include "mgk/lt_gemm.h"
-#include "mgk/oracle_gemm.cuh"
-#include "mgk/reference.h"
+#include "mgk/reference_kit.h"
 
 namespace moe {
 
@@ -41,20 +40,19 @@ using bf16 = __nv_bfloat16;
 // member e / EL, i.e. on global rank base + e / EL.
 struct Dims {
   int64_t M, N, I, E, G, EL, K;
-  int base, me;
+  int base = 0, me = 0;
   int owner(int64_t e) const { return base + int(e / EL); }
   // The most rows one rank can receive: every group member's every token, once per local
   // expert it picked.
   int64_t capacity() const { return G * M * std::min(K, EL); }
+  // These dims with base and me of global rank `rank`.
+  Dims of_rank(int rank) const {
+    Dims d = *this;
+    d.base = int(rank / G * G);
+    d.me = rank - d.base;
+    return d;
+  }
 };
-
-inline Dims dims(mgk_ctx* ctx) {
-  Dims d{mgk::dim(ctx, "M"), mgk::dim(ctx, "N"), mgk::dim(ctx, "I"), mgk::dim(ctx, "E"),
-         mgk::dim(ctx, "G"), mgk::dim(ctx, "EL"), mgk::dim(ctx, "K"), 0, 0};
-  d.base = int(ctx->rank / d.G * d.G);
-  d.me = ctx->rank - d.base;
-  return d;
-}
 
 // GEMM row counts are rounded up to one of four steps an octave (at most 25% padding), so
 // that the variable per-call row count needs only a few cuBLASLt plans.
@@ -229,44 +227,40 @@ inline int exchange(mgk_ctx* ctx, const Dims& d, const bf16* src, const std::vec
   return 0;
 }
 
-// Everything but the expert MLP: buffers, router, permutation, counts, the two exchanges.
-struct Path {
-  Dims d{};
+// Everything but the expert MLP: buffers, router, permutation, counts, the two exchanges. The
+// family's reference (moe_reference.cuh) derives from it and adds the MLP.
+struct Path : mgk::Reference {
+  using Reference::Reference;
+  const Dims d = Dims{dim("M"), dim("N"), dim("I"), dim("E"), dim("G"), dim("EL"), dim("K")}.of_rank(rank());
   mgk::lt::Handle lt;
   mgk::lt::Gemm router;
-  float* logits = nullptr;  // M x E
-  int *sel = nullptr, *sorted = nullptr, *iota = nullptr, *perm = nullptr, *pos = nullptr;  // M*K each
-  bf16* prob = nullptr;                                                                      // M*K
-  int* counts = nullptr;    // G x E: row `me` is this rank's, the rest gathered
-  int* host_counts = nullptr;  // pinned copy
-  void* sort_temp = nullptr;
+  mgk::DeviceBuffer<float> logits;                      // M x E
+  mgk::DeviceBuffer<int> sel, sorted, iota, perm, pos;  // M*K each
+  mgk::DeviceBuffer<bf16> prob;                         // M*K
+  mgk::DeviceBuffer<int> counts;  // G x E: row `me` is this rank's, the rest gathered
+  std::unique_ptr<int, decltype(&cudaFreeHost)> host_counts{nullptr, cudaFreeHost};  // pinned copy
+  mgk::DeviceBuffer<char> sort_temp;
   size_t sort_bytes = 0;
   int end_bit = 1;
-  bf16 *send = nullptr, *recv = nullptr, *y = nullptr, *back = nullptr;  // send/back M*K rows, recv/y capacity rows
-  mgk::oracle::Blas blas;
+  mgk::DeviceBuffer<bf16> send, recv, y, back;  // send/back M*K rows, recv/y capacity rows
 
-  ~Path() {
-    for (void* p : {(void*)logits, (void*)sel, (void*)sorted, (void*)iota, (void*)perm, (void*)pos, (void*)prob,
-                    (void*)counts, sort_temp, (void*)send, (void*)recv, (void*)y, (void*)back})
-      cudaFree(p);
-    cudaFreeHost(host_counts);
-  }
-
-  int setup(mgk_ctx* ctx) {
-    d = dims(ctx);
+  int setup() {
     const int64_t n = d.M * d.K, cap = bucket(d.capacity());
-    MGK_CUDA_TRY(ctx, cudaMalloc(&logits, size_t(d.M * d.E) * 4));
-    for (int** p : {&sel, &sorted, &iota, &perm, &pos}) MGK_CUDA_TRY(ctx, cudaMalloc(p, size_t(n) * 4));
-    MGK_CUDA_TRY(ctx, cudaMalloc(&prob, size_t(n) * 2));
-    MGK_CUDA_TRY(ctx, cudaMalloc(&counts, size_t(d.G * d.E) * 4));
-    MGK_CUDA_TRY(ctx, cudaMallocHost(&host_counts, size_t(d.G * d.E) * 4));
-    MGK_CUDA_TRY(ctx, cudaMalloc(&send, size_t(n * d.N) * 2));
-    MGK_CUDA_TRY(ctx, cudaMalloc(&back, size_t(n * d.N) * 2));
-    MGK_CUDA_TRY(ctx, cudaMalloc(&recv, size_t(cap * d.N) * 2));
-    MGK_CUDA_TRY(ctx, cudaMalloc(&y, size_t(cap * d.N) * 2));
+    MGK_CUDA_TRY(ctx, logits.allocate(d.M * d.E));
+    for (mgk::DeviceBuffer<int>* p : {&sel, &sorted, &iota, &perm, &pos}) MGK_CUDA_TRY(ctx, p->allocate(n));
+    MGK_CUDA_TRY(ctx, prob.allocate(n));
+    MGK_CUDA_TRY(ctx, counts.allocate(d.G * d.E));
+    int* pinned = nullptr;
+    MGK_CUDA_TRY(ctx, cudaMallocHost(&pinned, size_t(d.G * d.E) * 4));
+    host_counts.reset(pinned);
+    MGK_CUDA_TRY(ctx, send.allocate(n * d.N));
+    MGK_CUDA_TRY(ctx, back.allocate(n * d.N));
+    MGK_CUDA_TRY(ctx, recv.allocate(cap * d.N));
+    MGK_CUDA_TRY(ctx, y.allocate(cap * d.N));
     while ((int64_t(1) << end_bit) < d.E) ++end_bit;
-    MGK_CUDA_TRY(ctx, cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, sel, sorted, iota, perm, int(n), 0, end_bit));
-    MGK_CUDA_TRY(ctx, cudaMalloc(&sort_temp, std::max<size_t>(sort_bytes, 16)));
+    MGK_CUDA_TRY(ctx, cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, sel.get(), sorted.get(), iota.get(),
+                                                      perm.get(), int(n), 0, end_bit));
+    MGK_CUDA_TRY(ctx, sort_temp.allocate(int64_t(std::max<size_t>(sort_bytes, 16))));
     iota_kernel<<<grid(n), 256>>>(iota, n);
     MGK_LAUNCH_CHECK(ctx);
     MGK_CUDA_TRY(ctx, cudaDeviceSynchronize());
@@ -280,43 +274,43 @@ struct Path {
 
   // Router, permutation and counts exchange; `s` gets the splits. x: M x N, gate_weight
   // E x N, gate_bias E.
-  int route_and_dispatch(mgk_ctx* ctx, const mgk_tensor* in, Splits& s, cudaStream_t st) {
+  int route_and_dispatch(const mgk_tensor* in, Splits& s, cudaStream_t st) {
     const int64_t n = d.M * d.K;
     MGK_CUBLAS_TRY(ctx, router.run(in[0].data, in[1].data, logits, st));
     route_kernel<<<grid(d.M), 256, 0, st>>>(logits, static_cast<const bf16*>(in[2].data), d.M, int(d.E), int(d.K),
                                             sel, prob);
     MGK_LAUNCH_CHECK(ctx);
-    MGK_CUDA_TRY(ctx, cub::DeviceRadixSort::SortPairs(sort_temp, sort_bytes, sel, sorted, iota, perm, int(n), 0,
-                                                      end_bit, st));
+    MGK_CUDA_TRY(ctx, cub::DeviceRadixSort::SortPairs(sort_temp.get(), sort_bytes, sel.get(), sorted.get(), iota.get(),
+                                                      perm.get(), int(n), 0, end_bit, st));
     int* mine = counts + d.me * d.E;
     count_kernel<<<int((d.E + 127) / 128), 128, 0, st>>>(sorted, n, int(d.E), mine);
     MGK_LAUNCH_CHECK(ctx);
     MGK_CUDA_TRY(ctx, permute_rows(in[0].data, perm, n, int(d.K), d.N, send, pos, st));
-    if (!mgk::comm(ctx)) {
+    if (!comm()) {
       // Compute-only timing (no communicator): every member as if it routed like this rank.
       for (int64_t q = 0; q < d.G; ++q)
         if (q != d.me)
           MGK_CUDA_TRY(ctx, cudaMemcpyAsync(counts + q * d.E, mine, size_t(d.E) * 4, cudaMemcpyDeviceToDevice, st));
-    } else if (d.G == ctx->world_size) {
-      MGK_NCCL_TRY(ctx, ncclAllGather(mine, counts, size_t(d.E), ncclInt32, mgk::comm(ctx), st));
+    } else if (d.G == world()) {
+      MGK_NCCL_TRY(ctx, ncclAllGather(mine, counts, size_t(d.E), ncclInt32, comm(), st));
     } else {
       // A subgroup: the all-gather as grouped send/recv among its members.
       MGK_NCCL_TRY(ctx, ncclGroupStart());
       for (int64_t q = 0; q < d.G; ++q) {
         if (q == d.me) continue;  // this rank's row is already in place
-        MGK_NCCL_TRY(ctx, ncclSend(mine, size_t(d.E), ncclInt32, d.base + int(q), mgk::comm(ctx), st));
-        MGK_NCCL_TRY(ctx, ncclRecv(counts + q * d.E, size_t(d.E), ncclInt32, d.base + int(q), mgk::comm(ctx), st));
+        MGK_NCCL_TRY(ctx, ncclSend(mine, size_t(d.E), ncclInt32, d.base + int(q), comm(), st));
+        MGK_NCCL_TRY(ctx, ncclRecv(counts + q * d.E, size_t(d.E), ncclInt32, d.base + int(q), comm(), st));
       }
       MGK_NCCL_TRY(ctx, ncclGroupEnd());
     }
-    MGK_CUDA_TRY(ctx, cudaMemcpyAsync(host_counts, counts, size_t(d.G * d.E) * 4, cudaMemcpyDeviceToHost, st));
+    MGK_CUDA_TRY(ctx, cudaMemcpyAsync(host_counts.get(), counts, size_t(d.G * d.E) * 4, cudaMemcpyDeviceToHost, st));
     MGK_CUDA_TRY(ctx, cudaStreamSynchronize(st));  // the split sizes are host arguments of NCCL
-    s = splits(d, host_counts);
+    s = splits(d, host_counts.get());
     return exchange(ctx, d, send, s.send, s.send_off, recv, s.recv, s.recv_off, st);
   }
 
   // y (the MLP's output rows, in the order received) back to their tokens, weighted.
-  int combine(mgk_ctx* ctx, const Splits& s, void* out, cudaStream_t st) {
+  int combine(const Splits& s, void* out, cudaStream_t st) {
     if (exchange(ctx, d, y, s.recv, s.recv_off, back, s.send, s.send_off, st)) return 1;
     combine_kernel<<<grid(d.M * d.N), 256, 0, st>>>(back, pos, prob, d.M, d.N, int(d.K), static_cast<bf16*>(out));
     MGK_LAUNCH_CHECK(ctx);
@@ -351,20 +345,16 @@ struct Mlp {
   };
   PlanCache<Plans> plans;
   int64_t KP = 0;  // I + 1 (the bias column), rounded up to 8 elements
-  bf16 *wgu = nullptr, *wd = nullptr, *act = nullptr;
-  float* gu = nullptr;
-
-  ~Mlp() {
-    for (void* p : {(void*)wgu, (void*)wd, (void*)act, (void*)gu}) cudaFree(p);
-  }
+  mgk::DeviceBuffer<bf16> wgu, wd, act;
+  mgk::DeviceBuffer<float> gu;
 
   int setup(mgk_ctx* ctx, const Dims& d) {
     KP = (d.I + 1 + 7) / 8 * 8;
     const int64_t cap = bucket(d.capacity());
-    MGK_CUDA_TRY(ctx, cudaMalloc(&wgu, size_t(2 * d.I * d.N) * 2));
-    MGK_CUDA_TRY(ctx, cudaMalloc(&wd, size_t(d.N * KP) * 2));
-    MGK_CUDA_TRY(ctx, cudaMalloc(&act, size_t(cap * KP) * 2));
-    MGK_CUDA_TRY(ctx, cudaMalloc(&gu, size_t(cap * 2 * d.I) * 4));
+    MGK_CUDA_TRY(ctx, wgu.allocate(2 * d.I * d.N));
+    MGK_CUDA_TRY(ctx, wd.allocate(d.N * KP));
+    MGK_CUDA_TRY(ctx, act.allocate(cap * KP));
+    MGK_CUDA_TRY(ctx, gu.allocate(cap * 2 * d.I));
     return 0;
   }
 
@@ -481,29 +471,25 @@ struct LoraMlp {
   };
   PlanCache<Plans> plans;
   int64_t R = 0, C1 = 0, KP = 0;  // C1 = 2I + 2R (GEMM 1's columns); KP as in Mlp
-  bf16 *w1 = nullptr, *wb = nullptr, *w3 = nullptr, *w4 = nullptr, *xa = nullptr, *act = nullptr, *o3 = nullptr, *dl = nullptr;
-  float *o1 = nullptr, *o2 = nullptr;
+  mgk::DeviceBuffer<bf16> w1, wb, w3, w4, xa, act, o3, dl;
+  mgk::DeviceBuffer<float> o1, o2;
 
-  ~LoraMlp() {
-    for (void* p : {(void*)w1, (void*)wb, (void*)w3, (void*)w4, (void*)xa, (void*)act, (void*)o3, (void*)dl, (void*)o1, (void*)o2})
-      cudaFree(p);
-  }
-
-  int setup(mgk_ctx* ctx, const Dims& d) {
-    R = mgk::dim(ctx, "RK");
+  // `adapter_rank`: R, the dim RK.
+  int setup(mgk_ctx* ctx, const Dims& d, int64_t adapter_rank) {
+    R = adapter_rank;
     C1 = 2 * d.I + 2 * R;
     KP = (d.I + 1 + 7) / 8 * 8;
     const int64_t cap = bucket(d.capacity());
-    MGK_CUDA_TRY(ctx, cudaMalloc(&w1, size_t(C1 * d.N) * 2));
-    MGK_CUDA_TRY(ctx, cudaMalloc(&wb, size_t(4 * d.I * R) * 2));
-    MGK_CUDA_TRY(ctx, cudaMalloc(&w3, size_t((R + d.N) * KP) * 2));
-    MGK_CUDA_TRY(ctx, cudaMalloc(&w4, size_t(d.N * R) * 2));
-    MGK_CUDA_TRY(ctx, cudaMalloc(&o1, size_t(cap * C1) * 4));
-    MGK_CUDA_TRY(ctx, cudaMalloc(&xa, size_t(cap * 2 * R) * 2));
-    MGK_CUDA_TRY(ctx, cudaMalloc(&o2, size_t(cap * 2 * d.I) * 4));
-    MGK_CUDA_TRY(ctx, cudaMalloc(&act, size_t(cap * KP) * 2));
-    MGK_CUDA_TRY(ctx, cudaMalloc(&o3, size_t(cap * (R + d.N)) * 2));
-    MGK_CUDA_TRY(ctx, cudaMalloc(&dl, size_t(cap * d.N) * 2));
+    MGK_CUDA_TRY(ctx, w1.allocate(C1 * d.N));
+    MGK_CUDA_TRY(ctx, wb.allocate(4 * d.I * R));
+    MGK_CUDA_TRY(ctx, w3.allocate((R + d.N) * KP));
+    MGK_CUDA_TRY(ctx, w4.allocate(d.N * R));
+    MGK_CUDA_TRY(ctx, o1.allocate(cap * C1));
+    MGK_CUDA_TRY(ctx, xa.allocate(cap * 2 * R));
+    MGK_CUDA_TRY(ctx, o2.allocate(cap * 2 * d.I));
+    MGK_CUDA_TRY(ctx, act.allocate(cap * KP));
+    MGK_CUDA_TRY(ctx, o3.allocate(cap * (R + d.N)));
+    MGK_CUDA_TRY(ctx, dl.allocate(cap * d.N));
     return 0;
   }
 

@@ -45,11 +45,11 @@ namespace moe {
 
 // In: hidden_states, gate_weight, gate_bias, gate_proj_{weight,bias}, up_proj_{weight,bias},
 // down_proj_{weight,bias} (indices 0..8), as moe/fused_moe_fwd's spec lists them; with Lora
-// the six adapters follow (9..14).
+// the six adapters follow (9..14), of rank R (the dim RK; unused without Lora).
 template <bool Lora = false>
-int oracle(mgk_ctx* ctx, const mgk_oracle_args* a, mgk::oracle::Blas& blas_state, cudaStream_t st) {
+int oracle(mgk_ctx* ctx, const Dims& d, const int64_t R, const mgk_oracle_args* a, mgk::oracle::Blas& blas_state,
+           cudaStream_t st) {
   namespace o = mgk::oracle;
-  const Dims d = dims(ctx);
   const int64_t M = d.M, N = d.N, I = d.I, E = d.E, K = d.K;
   o::Scratch scratch(st);
   double *X = scratch.get<double>(M * N), *Xabs = scratch.get<double>(M * N), *L = scratch.get<double>(M * E),
@@ -59,7 +59,6 @@ int oracle(mgk_ctx* ctx, const mgk_oracle_args* a, mgk::oracle::Blas& blas_state
          *Um = scratch.get<double>(M * I), *Umag = scratch.get<double>(M * I), *Y = scratch.get<double>(M * N),
          *Ey = scratch.get<double>(M * N), *p = scratch.get<double>(M * K);
   int* sel = scratch.get<int>(M * K);
-  const int64_t R = Lora ? mgk::dim(ctx, "RK") : 0;
   // Lora: adapters, the rank-R products (signed, and their e), GL/UL with their e, the
   // down side's DL, its e, and the sum of squares of e_Y0.
   double *Ag = nullptr, *Bg = nullptr, *Au = nullptr, *Bu = nullptr, *Ad = nullptr, *Bd = nullptr, *XG = nullptr,

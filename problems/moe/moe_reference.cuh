@@ -1,4 +1,4 @@
-// The exported reference of the expert-parallel MoE forwards (fused_moe_fwd, moe_ep_balanced,
+// The reference of the expert-parallel MoE forwards (fused_moe_fwd, moe_ep_balanced,
 // moe_ep_wide, moe_ep_narrow): NCCL (counts all-gather, all-to-all-v dispatch and combine as
 // grouped send/recv) + cuBLASLt (router, one MLP GEMM chain over every row this rank
 // received) + CUB (the expert-major permutation), see moe_common.cuh; the oracle is
@@ -16,30 +16,29 @@
 #endif
 
 namespace {
-struct State {
-  moe::Path path;
-  std::conditional_t<bool(MOE_LORA), moe::LoraMlp, moe::Mlp> mlp;
+
+template <bool Lora>
+struct MoeForward : moe::Path {
+  using Path::Path;
+  const int64_t R = Lora ? dim("RK") : 0;  // the adapters' rank (LoRA only)
+  std::conditional_t<Lora, moe::LoraMlp, moe::Mlp> mlp;
+
+  int setup() {
+    if (Path::setup()) return 1;
+    if constexpr (Lora) return mlp.setup(ctx, d, R);
+    else return mlp.setup(ctx, d);
+  }
+
+  int run(const mgk_tensor* in, const mgk_tensor* out, cudaStream_t st) {
+    moe::Splits splits;
+    if (route_and_dispatch(in, splits, st)) return 1;
+    if (mlp.run(ctx, *this, in, splits.received, st)) return 1;
+    return combine(splits, out[0].data, st);
+  }
+
+  int oracle(const mgk_oracle_args* a, cudaStream_t st) { return moe::oracle<Lora>(ctx, d, R, a, blas, st); }
 };
-State& state(mgk_ctx* ctx) { return *static_cast<State*>(ctx->state); }
+
 }  // namespace
 
-MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
-  auto* s = new State;
-  ctx->state = s;
-  if (s->path.setup(ctx)) return 1;
-  return s->mlp.setup(ctx, s->path.d);
-}
-
-MGK_EXPORT void mgk_teardown(mgk_ctx* ctx) { delete &state(ctx); }
-
-MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor* out, int, cudaStream_t st) {
-  State& s = state(ctx);
-  moe::Splits splits;
-  if (s.path.route_and_dispatch(ctx, in, splits, st)) return 1;
-  if (s.mlp.run(ctx, s.path, in, splits.received, st)) return 1;
-  return s.path.combine(ctx, splits, out[0].data, st);
-}
-
-MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t st) {
-  return moe::oracle<bool(MOE_LORA)>(ctx, a, state(ctx).path.blas, st);
-}
+MGK_REFERENCE(MoeForward<bool(MOE_LORA)>)

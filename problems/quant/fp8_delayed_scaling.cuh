@@ -1,14 +1,16 @@
 // What the two delayed-scaling references share (problems/quant/fp8_allgather_params and
 // fp8_reduce_scatter_grads): ParallelKernelBench's amax history, scale and e4m3 round trip on
-// the reference's side, the amax and the exact e4m3 value on the oracle's. Kept beside the
-// problems, so the model sees it with the reference that includes it.
+// the reference's side, the amax and the exact e4m3 value on the oracle's; and DelayedScaling,
+// the reference (on the reference kit) both derive from. Kept beside the problems, so the
+// model sees it with the reference that includes it.
 #pragma once
 #include <cub/cub.cuh>
 #include <cuda_fp8.h>
 
+#include <algorithm>
+
 #include "mgk/fp8.cuh"
-#include "mgk/oracle_gemm.cuh"
-#include "mgk/reference.h"
+#include "mgk/reference_kit.h"
 
 namespace quant {
 
@@ -85,35 +87,75 @@ __device__ double recon_exact(double x, double scale) {
   return mgk::round_to(MGK_BF16, double(float(deq * scale)));
 }
 
-// Every rank q's scale ((*scale_out)[q], fp32 values as doubles, W of them in `scratch`) from
-// its regenerated inputs: amax over the `n` elements of input `g`, the rolled history of input
-// `hg` (h slots) with amax last, its max clamped at 1e-12 and rounded to bf16, over 448 in
-// fp32; this rank's rolled history lands in e_hist. 0, or the error already set on ctx.
-template <int kPartials>
-int oracle_scales(mgk_ctx* ctx, mgk::oracle::Scratch& scratch, mgk_input_gen g, int64_t n, mgk_input_gen hg, int h,
-                  double* e_hist, double** scale_out, cudaStream_t st) {
-  const int W = ctx->world_size, R = ctx->rank;
-  double* partial = scratch.get<double>(int64_t(W) * kPartials);
-  double* scale = scratch.get<double>(W);
-  if (!scratch.ok()) return mgk::set_error(ctx, "oracle: out of device memory");
-  *scale_out = scale;
-  amax_partial_kernel<kPartials><<<dim3(kPartials, W), kOracleThreads, 0, st>>>(g, n, partial);
-  MGK_LAUNCH_CHECK(ctx);
-  MGK_CUDA_TRY(ctx, mgk::oracle::for_each(
-                        W,
-                        [=] __device__(int64_t q) {
-                          double amax = 0;
-                          for (int b = 0; b < kPartials; ++b) amax = fmax(amax, partial[q * kPartials + b]);
-                          double m = -INFINITY;
-                          for (int k = 0; k < h; ++k) {
-                            const double slot = k + 1 < h ? mgk::gen_value(hg, int(q), k + 1) : amax;
-                            if (q == R) e_hist[k] = slot;
-                            m = fmax(m, slot);
-                          }
-                          m = mgk::round_to(MGK_BF16, fmax(m, double(1e-12f)));
-                          scale[q] = double(float(m / 448.0));
-                        },
-                        st));
-  return 0;
-}
+// The reference both derive from: what they keep (amax and scale on the device, CUB's temp
+// for the amax) and the steps they share (the amax, history and round trip of run; every
+// rank's scale in the oracle). A reference reads P and H (at most a warp of history).
+struct DelayedScaling : mgk::Reference {
+  using Reference::Reference;
+  const int64_t P = dim("P"), H = dim("H");
+  mgk::DeviceBuffer<float> amax;  // [0] amax, [1] scale
+  mgk::DeviceBuffer<char> temp;   // CUB's, for the amax
+  size_t temp_bytes = 0;
+
+  // The amax and CUB's temp for the amax of n elements.
+  int setup_amax(int64_t n) {
+    if (H > 32) return mgk::set_error(ctx, "history longer than a warp");
+    MGK_CUDA_TRY(ctx, amax.allocate(2));
+    const auto* none = static_cast<const __nv_bfloat16*>(nullptr);  // CUB only sizes its temp
+    MGK_CUDA_TRY(ctx, cub::DeviceReduce::TransformReduce(nullptr, temp_bytes, none, amax.get(), n,
+                                                         cuda::maximum<float>(), Abs(), 0.0f));
+    MGK_CUDA_TRY(ctx, temp.allocate(std::max<size_t>(temp_bytes, 16)));
+    return 0;
+  }
+
+  // amax = max |x| over the n elements of in[0] (CUB); the rolled history of in[1] into out[1]
+  // and the scale; x through the e4m3 round trip into y.
+  int round_trip(const mgk_tensor* in, const mgk_tensor* out, int64_t n, __nv_bfloat16* y, cudaStream_t st) {
+    const auto* x = static_cast<const __nv_bfloat16*>(in[0].data);
+    MGK_CUDA_TRY(ctx, cub::DeviceReduce::TransformReduce(temp.get(), temp_bytes, x, amax.get(), n,
+                                                         cuda::maximum<float>(), Abs(), 0.0f, st));
+    history_kernel<<<1, 32, 0, st>>>(static_cast<const __nv_bfloat16*>(in[1].data), int(in[1].numel), amax,
+                                     static_cast<__nv_bfloat16*>(out[1].data));
+    MGK_LAUNCH_CHECK(ctx);
+    round_trip_kernel<<<grid_for(ctx, n), 256, 0, st>>>(x, y, n, amax);
+    MGK_LAUNCH_CHECK(ctx);
+    return 0;
+  }
+
+  // Every rank q's scale ((*scale_out)[q], fp32 values as doubles, W of them in `scratch`) from
+  // its regenerated inputs: amax over the `n` elements of input 0, the rolled history of input
+  // 1 (h slots) with amax last, its max clamped at 1e-12 and rounded to bf16, over 448 in
+  // fp32; this rank's rolled history lands in expected[1]. 0, or the error already set on ctx.
+  template <int kPartials>
+  int oracle_scales(const mgk_oracle_args* a, mgk::oracle::Scratch& scratch, int64_t n, double** scale_out,
+                    cudaStream_t st) {
+    const int h = int(a->inputs[1].numel);
+    const mgk_input_gen g = a->gens[0], hg = a->gens[1];
+    double* e_hist = static_cast<double*>(a->expected[1]);
+    const int W = world(), R = rank();
+    double* partial = scratch.get<double>(int64_t(W) * kPartials);
+    double* scale = scratch.get<double>(W);
+    if (!scratch.ok()) return mgk::set_error(ctx, "oracle: out of device memory");
+    *scale_out = scale;
+    amax_partial_kernel<kPartials><<<dim3(kPartials, W), kOracleThreads, 0, st>>>(g, n, partial);
+    MGK_LAUNCH_CHECK(ctx);
+    MGK_CUDA_TRY(ctx, mgk::oracle::for_each(
+                          W,
+                          [=] __device__(int64_t q) {
+                            double amax = 0;
+                            for (int b = 0; b < kPartials; ++b) amax = fmax(amax, partial[q * kPartials + b]);
+                            double m = -INFINITY;
+                            for (int k = 0; k < h; ++k) {
+                              const double slot = k + 1 < h ? mgk::gen_value(hg, int(q), k + 1) : amax;
+                              if (q == R) e_hist[k] = slot;
+                              m = fmax(m, slot);
+                            }
+                            m = mgk::round_to(MGK_BF16, fmax(m, double(1e-12f)));
+                            scale[q] = double(float(m / 448.0));
+                          },
+                          st));
+    return 0;
+  }
+};
+
 }  // namespace quant

@@ -4,7 +4,7 @@
 #pragma once
 #include <algorithm>
 
-#include "mgk/reference.h"
+#include "mgk/reference_kit.h"
 
 namespace sp {
 
@@ -92,6 +92,25 @@ struct Staging {
     slot = slot_bytes(chunk_bytes);
     cudaError_t e = cudaMalloc(&send, slot * world);
     return e != cudaSuccess ? e : cudaMalloc(&recv, slot * world);
+  }
+};
+
+// The base of the references that pack before the exchange and unpack after it: their
+// staging, and the exchange of its slots.
+struct StagedReference : mgk::Reference {
+  using Reference::Reference;
+  Staging staging;
+
+ protected:
+  // A chunk is tensor t's bytes over W (t: the tensor the exchange splits).
+  int allocate_staging(const mgk_tensor& t) {
+    MGK_CUDA_TRY(ctx, staging.allocate(world(), size_t(t.numel / world()) * mgk::dtype_size(t.dtype)));
+    return 0;
+  }
+
+  // Send slot p to rank p, rank p's chunk into receive slot p: `count` elements each.
+  int exchange(size_t count, mgk_dtype dtype, cudaStream_t st) {
+    return sp::exchange(ctx, staging.send, staging.slot, staging.recv, staging.slot, count, dtype, st);
   }
 };
 

@@ -22,15 +22,6 @@ namespace {
 
 using bf16 = __nv_bfloat16;
 
-struct Dims {
-  int64_t DP, CP, B, S, T, H, D;
-};
-
-Dims dims(mgk_ctx* ctx) {
-  auto d = [&](const char* n) { return mgk::dim(ctx, n); };
-  return {d("DP"), d("CP"), d("B"), d("S"), d("T"), d("H"), d("D")};
-}
-
 inline int grid_for(int64_t n) { return int(std::min<int64_t>((n + 255) / 256, 132 * 16)); }
 
 // One ring step's results: dq_acc (+)= dq_blk; dk_slot = dk_blk and dv_slot = dv_blk, in fp32.
@@ -54,124 +45,108 @@ __global__ void finish_kernel(const float* dq, const float* dk, const float* dv,
   }
 }
 
-struct State : ring::RingSlots {
-  Dims d;
-  ncclComm_t cp = nullptr, dp = nullptr;
+struct RingAttentionBackwardDp : mgk::Reference, ring::RingSlots {
+  using Reference::Reference;
+  const int64_t DP = dim("DP"), CP = dim("CP"), B = dim("B"), S = dim("S"), T = dim("T"), H = dim("H"), D = dim("D");
+  mgk::SplitComm cp, dp;
   mgk::dnn::Handle dnn;
-  mgk::dnn::Attention forward;            // unmasked S x S: out and lse
-  mgk::dnn::AttentionBackward backward;   // unmasked S x S, one ring block
-  void* o = nullptr;                      // [B, S, H, D] bf16
-  float* lse = nullptr;                   // [B, H, S]
-  void *dq_blk = nullptr, *dk_blk = nullptr, *dv_blk = nullptr;  // one block's, bf16
-  float* dq_acc = nullptr;                // [B, S, H, D]
-  float* stage = nullptr;                 // [2][CP][B, S, H, D]: dK slots by owner, then dV slots
-  float* dkv = nullptr;                   // [2][B, S, H, D]: this rank's dK, dV sums
-  ~State() {
-    for (void* p : {o, static_cast<void*>(lse), dq_blk, dk_blk, dv_blk, static_cast<void*>(dq_acc),
-                    static_cast<void*>(stage), static_cast<void*>(dkv)})
-      cudaFree(p);
-    if (cp) ncclCommDestroy(cp);
-    if (dp) ncclCommDestroy(dp);
-  }
-};
+  mgk::dnn::Attention forward;           // unmasked S x S: out and lse
+  mgk::dnn::AttentionBackward backward;  // unmasked S x S, one ring block
+  mgk::DeviceBuffer<bf16> o;             // [B, S, H, D]
+  mgk::DeviceBuffer<float> lse;          // [B, H, S]
+  mgk::DeviceBuffer<bf16> dq_blk, dk_blk, dv_blk;  // one block's
+  mgk::DeviceBuffer<float> dq_acc;       // [B, S, H, D]
+  mgk::DeviceBuffer<float> stage;        // [2][CP][B, S, H, D]: dK slots by owner, then dV slots
+  mgk::DeviceBuffer<float> dkv;          // [2][B, S, H, D]: this rank's dK, dV sums
 
-State& state(mgk_ctx* ctx) { return *static_cast<State*>(ctx->state); }
-
-}  // namespace
-
-MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
-  auto* s = new State;
-  ctx->state = s;
-  const Dims d = s->d = dims(ctx);
-  const int c = int(ctx->rank % d.CP), r = int(ctx->rank / d.CP);
-  if (mgk::comm(ctx)) {  // collective over every rank: each rank joins one CP and one DP group
-    MGK_NCCL_TRY(ctx, ncclCommSplit(mgk::comm(ctx), r, c, &s->cp, nullptr));
-    MGK_NCCL_TRY(ctx, ncclCommSplit(mgk::comm(ctx), c, r, &s->dp, nullptr));
-  }
-  const size_t n = size_t(d.B * d.S * d.H * d.D);
-  if (s->setup_slots(ctx, n * 2, int(d.CP))) return 1;
-  for (void** p : {&s->o, &s->dq_blk, &s->dk_blk, &s->dv_blk}) MGK_CUDA_TRY(ctx, cudaMalloc(p, n * 2));
-  MGK_CUDA_TRY(ctx, cudaMalloc(&s->lse, size_t(d.B * d.H * d.S) * 4));
-  MGK_CUDA_TRY(ctx, cudaMalloc(&s->dq_acc, n * 4));
-  MGK_CUDA_TRY(ctx, cudaMalloc(&s->stage, 2 * size_t(d.CP) * n * 4));
-  MGK_CUDA_TRY(ctx, cudaMalloc(&s->dkv, 2 * n * 4));
-  MGK_CUDNN_TRY(ctx, s->dnn.create());
-  mgk::dnn::AttentionShape a;
-  a.b = d.B, a.h = d.H, a.s_q = a.s_kv = d.S, a.d = d.D;
-  a.q = a.k = a.v = a.o = mgk::dnn::bshd(d.H, d.S, d.D);
-  a.scale = float(1.0 / std::sqrt(double(d.D)));
-  a.causal = false;
-  MGK_CUDNN_TRY(ctx, s->forward.plan(s->dnn, a));
-  MGK_CUDNN_TRY(ctx, s->backward.plan(s->dnn, a));
-  return 0;
-}
-
-MGK_EXPORT void mgk_teardown(mgk_ctx* ctx) { delete &state(ctx); }
-
-// in: dout, q, k, v. out: dq, dk, dv.
-MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor* out, int, cudaStream_t st) {
-  State& s = state(ctx);
-  const Dims& d = s.d;
-  const int64_t n = d.B * d.S * d.H * d.D;
-  const int CP = int(d.CP), c = int(ctx->rank % d.CP), next = (c + 1) % CP, prev = (c + CP - 1) % CP;
-  const void *dout = in[0].data, *q = in[1].data, *k = in[2].data, *v = in[3].data;
-  ncclComm_t cp = s.cp;
-  // Step t (1 <= t < CP) moves the block of CP rank c - t into slot t % 2: every rank sends
-  // the block it held at step t - 1 (its own at t = 1) and receives the next.
-  auto comm_step = [&](int t) -> int {
-    // Slot t % 2 last held step t-2's block: its backward must be done before it is overwritten.
-    if (t >= 3) MGK_CUDA_TRY(ctx, cudaStreamWaitEvent(s.comm_stream, s.computed[t - 2]));
-    const void* send_k = t == 1 ? k : s.slot[(t - 1) % 2][0];
-    const void* send_v = t == 1 ? v : s.slot[(t - 1) % 2][1];
-    MGK_RING_NCCL(ctx, cp, ncclGroupStart());
-    MGK_RING_NCCL(ctx, cp, ncclSend(send_k, size_t(n), ncclBfloat16, next, cp, s.comm_stream));
-    MGK_RING_NCCL(ctx, cp, ncclSend(send_v, size_t(n), ncclBfloat16, next, cp, s.comm_stream));
-    MGK_RING_NCCL(ctx, cp, ncclRecv(s.slot[t % 2][0], size_t(n), ncclBfloat16, prev, cp, s.comm_stream));
-    MGK_RING_NCCL(ctx, cp, ncclRecv(s.slot[t % 2][1], size_t(n), ncclBfloat16, prev, cp, s.comm_stream));
-    MGK_RING_NCCL(ctx, cp, ncclGroupEnd());
-    MGK_CUDA_TRY(ctx, cudaEventRecord(s.received[t], s.comm_stream));
+  int setup() {
+    const int c = int(rank() % CP), r = int(rank() / CP);
+    if (comm()) {  // collective over every rank: each rank joins one CP and one DP group
+      MGK_NCCL_TRY(ctx, ncclCommSplit(comm(), r, c, cp.out(), nullptr));
+      MGK_NCCL_TRY(ctx, ncclCommSplit(comm(), c, r, dp.out(), nullptr));
+    }
+    const int64_t n = B * S * H * D;
+    if (setup_slots(ctx, n, int(CP))) return 1;
+    for (auto* p : {&o, &dq_blk, &dk_blk, &dv_blk}) MGK_CUDA_TRY(ctx, p->allocate(n));
+    MGK_CUDA_TRY(ctx, lse.allocate(B * H * S));
+    MGK_CUDA_TRY(ctx, dq_acc.allocate(n));
+    MGK_CUDA_TRY(ctx, stage.allocate(2 * CP * n));
+    MGK_CUDA_TRY(ctx, dkv.allocate(2 * n));
+    MGK_CUDNN_TRY(ctx, dnn.create());
+    mgk::dnn::AttentionShape a;
+    a.b = B, a.h = H, a.s_q = a.s_kv = S, a.d = D;
+    a.q = a.k = a.v = a.o = mgk::dnn::bshd(H, S, D);
+    a.scale = float(1.0 / std::sqrt(double(D)));
+    a.causal = false;
+    MGK_CUDNN_TRY(ctx, forward.plan(dnn, a));
+    MGK_CUDNN_TRY(ctx, backward.plan(dnn, a));
     return 0;
-  };
+  }
 
-  MGK_CUDA_TRY(ctx, cudaEventRecord(s.start, st));
-  MGK_CUDA_TRY(ctx, cudaStreamWaitEvent(s.comm_stream, s.start));
-  if (CP > 1 && comm_step(1)) return 1;
-  MGK_CUDNN_TRY(ctx, s.forward.run(s.dnn, q, k, v, s.o, s.lse, st));
-  for (int t = 0; t < CP; ++t) {
-    if (t + 1 < CP && comm_step(t + 1)) return 1;  // the next block moves while this one is used
-    const void* kb = t == 0 ? k : s.slot[t % 2][0];
-    const void* vb = t == 0 ? v : s.slot[t % 2][1];
-    if (t > 0) MGK_CUDA_TRY(ctx, cudaStreamWaitEvent(st, s.received[t]));
-    MGK_CUDNN_TRY(ctx, s.backward.run(s.dnn, q, kb, vb, s.o, dout, s.lse, s.dq_blk, s.dk_blk, s.dv_blk, st));
-    if (t > 0) MGK_CUDA_TRY(ctx, cudaEventRecord(s.computed[t], st));
-    const int64_t owner = (c - t + CP) % CP;
-    collect_kernel<<<grid_for(n), 256, 0, st>>>(static_cast<const bf16*>(s.dq_blk), static_cast<const bf16*>(s.dk_blk),
-                                                static_cast<const bf16*>(s.dv_blk), s.dq_acc, s.stage + owner * n,
-                                                s.stage + (CP + owner) * n, n, t == 0);
+  // in: dout, q, k, v. out: dq, dk, dv.
+  int run(const mgk_tensor* in, const mgk_tensor* out, cudaStream_t st) {
+    const int64_t n = B * S * H * D;
+    const int CP = int(this->CP), c = int(rank() % CP), next = (c + 1) % CP, prev = (c + CP - 1) % CP;
+    const void *dout = in[0].data, *q = in[1].data, *k = in[2].data, *v = in[3].data;
+    ncclComm_t cp = this->cp;
+    // Step t (1 <= t < CP) moves the block of CP rank c - t into slot t % 2: every rank sends
+    // the block it held at step t - 1 (its own at t = 1) and receives the next.
+    auto comm_step = [&](int t) -> int {
+      // Slot t % 2 last held step t-2's block: its backward must be done before it is overwritten.
+      if (t >= 3) MGK_CUDA_TRY(ctx, cudaStreamWaitEvent(comm_stream, computed[t - 2]));
+      const void* send_k = t == 1 ? k : slot[(t - 1) % 2][0];
+      const void* send_v = t == 1 ? v : slot[(t - 1) % 2][1];
+      MGK_RING_NCCL(ctx, cp, ncclGroupStart());
+      MGK_RING_NCCL(ctx, cp, ncclSend(send_k, size_t(n), ncclBfloat16, next, cp, comm_stream));
+      MGK_RING_NCCL(ctx, cp, ncclSend(send_v, size_t(n), ncclBfloat16, next, cp, comm_stream));
+      MGK_RING_NCCL(ctx, cp, ncclRecv(slot[t % 2][0], size_t(n), ncclBfloat16, prev, cp, comm_stream));
+      MGK_RING_NCCL(ctx, cp, ncclRecv(slot[t % 2][1], size_t(n), ncclBfloat16, prev, cp, comm_stream));
+      MGK_RING_NCCL(ctx, cp, ncclGroupEnd());
+      MGK_CUDA_TRY(ctx, cudaEventRecord(received[t], comm_stream));
+      return 0;
+    };
+
+    MGK_CUDA_TRY(ctx, cudaEventRecord(start, st));
+    MGK_CUDA_TRY(ctx, cudaStreamWaitEvent(comm_stream, start));
+    if (CP > 1 && comm_step(1)) return 1;
+    MGK_CUDNN_TRY(ctx, forward.run(dnn, q, k, v, o, lse, st));
+    for (int t = 0; t < CP; ++t) {
+      if (t + 1 < CP && comm_step(t + 1)) return 1;  // the next block moves while this one is used
+      const void* kb = t == 0 ? k : slot[t % 2][0];
+      const void* vb = t == 0 ? v : slot[t % 2][1];
+      if (t > 0) MGK_CUDA_TRY(ctx, cudaStreamWaitEvent(st, received[t]));
+      MGK_CUDNN_TRY(ctx, backward.run(dnn, q, kb, vb, o, dout, lse, dq_blk, dk_blk, dv_blk, st));
+      if (t > 0) MGK_CUDA_TRY(ctx, cudaEventRecord(computed[t], st));
+      const int64_t owner = (c - t + CP) % CP;
+      collect_kernel<<<grid_for(n), 256, 0, st>>>(dq_blk, dk_blk, dv_blk, dq_acc, stage + owner * n,
+                                                  stage + (CP + owner) * n, n, t == 0);
+      MGK_LAUNCH_CHECK(ctx);
+    }
+    MGK_CUDA_TRY(ctx, cudaEventRecord(comm_done, comm_stream));
+    MGK_CUDA_TRY(ctx, cudaStreamWaitEvent(st, comm_done));
+    // CP = 1: the rank's own slots are the sums.
+    float* dk = stage + c * n;
+    float* dv = stage + (CP + c) * n;
+    if (CP > 1) {
+      dk = dkv, dv = dkv + n;
+      MGK_RING_NCCL(ctx, cp, ncclGroupStart());
+      MGK_RING_NCCL(ctx, cp, ncclReduceScatter(stage, dk, size_t(n), ncclFloat32, ncclSum, cp, st));
+      MGK_RING_NCCL(ctx, cp, ncclReduceScatter(stage + CP * n, dv, size_t(n), ncclFloat32, ncclSum, cp, st));
+      MGK_RING_NCCL(ctx, cp, ncclGroupEnd());
+    }
+    bf16* outs[3] = {static_cast<bf16*>(out[0].data), static_cast<bf16*>(out[1].data), static_cast<bf16*>(out[2].data)};
+    finish_kernel<<<grid_for(n), 256, 0, st>>>(dq_acc, dk, dv, outs[0], outs[1], outs[2], n);
     MGK_LAUNCH_CHECK(ctx);
+    if (DP > 1) {
+      MGK_RING_NCCL(ctx, dp, ncclGroupStart());
+      for (bf16* o : outs) MGK_RING_NCCL(ctx, dp, ncclAllReduce(o, o, size_t(n), ncclBfloat16, ncclAvg, dp, st));
+      MGK_RING_NCCL(ctx, dp, ncclGroupEnd());
+    }
+    return 0;
   }
-  MGK_CUDA_TRY(ctx, cudaEventRecord(s.comm_done, s.comm_stream));
-  MGK_CUDA_TRY(ctx, cudaStreamWaitEvent(st, s.comm_done));
-  // CP = 1: the rank's own slots are the sums.
-  float* dk = s.stage + c * n;
-  float* dv = s.stage + (CP + c) * n;
-  if (CP > 1) {
-    dk = s.dkv, dv = s.dkv + n;
-    MGK_RING_NCCL(ctx, cp, ncclGroupStart());
-    MGK_RING_NCCL(ctx, cp, ncclReduceScatter(s.stage, dk, size_t(n), ncclFloat32, ncclSum, cp, st));
-    MGK_RING_NCCL(ctx, cp, ncclReduceScatter(s.stage + CP * n, dv, size_t(n), ncclFloat32, ncclSum, cp, st));
-    MGK_RING_NCCL(ctx, cp, ncclGroupEnd());
-  }
-  bf16* outs[3] = {static_cast<bf16*>(out[0].data), static_cast<bf16*>(out[1].data), static_cast<bf16*>(out[2].data)};
-  finish_kernel<<<grid_for(n), 256, 0, st>>>(s.dq_acc, dk, dv, outs[0], outs[1], outs[2], n);
-  MGK_LAUNCH_CHECK(ctx);
-  if (d.DP > 1) {
-    MGK_RING_NCCL(ctx, s.dp, ncclGroupStart());
-    for (bf16* o : outs) MGK_RING_NCCL(ctx, s.dp, ncclAllReduce(o, o, size_t(n), ncclBfloat16, ncclAvg, s.dp, st));
-    MGK_RING_NCCL(ctx, s.dp, ncclGroupEnd());
-  }
-  return 0;
-}
+
+  int oracle(const mgk_oracle_args* a, cudaStream_t st);  // below, after its kernels
+};
 
 // ---------------------------------------------------------------------------------------
 // The oracle. For each DP replica r' (ranks r' CP .. r' CP + CP - 1) it regenerates the
@@ -179,8 +154,6 @@ MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor
 // r' CP + g / S) and computes, in fp64, the gradients of CP position c; the outputs are their
 // average over the replicas. Bounds are in units of u = 2^-8 (the tolerance is 2 u scale);
 // a_n = fp32_accumulation(n) is the fp32 error of an n-term sum per unit of its sum of |terms|.
-
-namespace {
 
 constexpr int kCols = 4;  // D <= 128 = 4 x 32 lanes
 
@@ -406,20 +379,18 @@ __global__ void dkv_kernel(const double* q, const double* k, const double* v, co
   }
 }
 
-}  // namespace
-
 // dq, dk, dv of this rank's CP position c averaged over the DP replicas, exactly (fp64), from
 // the regenerated inputs; per replica: its sequence's q, k, v, dout, the local statistics of
 // every query row (row_stats_kernel), then dq_kernel and dkv_kernel for position c. The
 // average's bound: each replica's (ColumnSums::scale) plus the bf16 all-reduce, which rounds
 // DP - 1 partial sums of at most sum |g_r'| / DP each (after the exact 1 / DP = 1/2):
 //   scale = (sum_r' scale_r' + (DP - 1) sum_r' |g_r'|) / DP.
-MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t st) {
+int RingAttentionBackwardDp::oracle(const mgk_oracle_args* a, cudaStream_t st) {
   namespace o = mgk::oracle;
-  const Dims d = dims(ctx);
-  const int64_t B = d.B, S = d.S, T = d.T, H = d.H, D = d.D, CP = d.CP, DP = d.DP;
+  // By value into the device lambdas:
+  const int64_t B = this->B, S = this->S, T = this->T, H = this->H, D = this->D, CP = this->CP, DP = this->DP;
   if (D > 128) return mgk::set_error(ctx, "oracle: D = %lld > 128", (long long)D);
-  const int c = int(ctx->rank % CP);
+  const int c = int(rank() % CP);
   const int64_t full = B * T * H * D, n = B * S * H * D, rows = B * T * H;
   o::Scratch s(st);
   double *q = s.get<double>(full), *k = s.get<double>(full), *v = s.get<double>(full), *g = s.get<double>(full);
@@ -466,3 +437,7 @@ MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t s
   }
   return 0;
 }
+
+}  // namespace
+
+MGK_REFERENCE(RingAttentionBackwardDp)

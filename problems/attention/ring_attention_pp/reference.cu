@@ -12,63 +12,42 @@
 
 namespace {
 
-struct Dims {
-  int64_t PP, CP, B, S, T, NH, D, E, DM;
-};
-
-Dims dims(mgk_ctx* ctx) {
-  auto d = [&](const char* n) { return mgk::dim(ctx, n); };
-  return {d("PP"), d("CP"), d("B"), d("S"), d("T"), d("NH"), d("D"), d("E"), d("DM")};
-}
-
-struct State {
-  Dims d;
-  ncclComm_t cp = nullptr;
-  void* x_in = nullptr;  // [B, S, DM] bf16: the previous stage's output
+struct RingAttentionPp : mgk::Reference {
+  using Reference::Reference;
+  const int64_t PP = dim("PP"), CP = dim("CP"), B = dim("B"), S = dim("S"), T = dim("T"), NH = dim("NH"), D = dim("D"),
+                E = dim("E"), DM = dim("DM");
+  const int stage = int(rank() / CP), position = int(rank() % CP);  // p and c above
+  mgk::SplitComm cp;
+  mgk::DeviceBuffer<__nv_bfloat16> x_in;  // [B, S, DM]: the previous stage's output
   ring::AttentionBlock block;
-  mgk::oracle::Blas blas;
-  ~State() {
-    cudaFree(x_in);
-    if (cp) ncclCommDestroy(cp);
+
+  int setup() {
+    const int p = stage, c = position;
+    if (comm())  // collective over every rank: each joins its stage's CP group
+      MGK_NCCL_TRY(ctx, ncclCommSplit(comm(), p, c, cp.out(), nullptr));
+    if (p > 0) {  // zeros until the first receive (and for ever when timed without communication)
+      MGK_CUDA_TRY(ctx, x_in.allocate(B * S * DM));
+      MGK_CUDA_TRY(ctx, cudaMemset(x_in, 0, size_t(B * S * DM) * 2));
+    }
+    return block.setup(ctx, B, S, NH, D, DM, int(CP));
   }
+
+  // in: hidden_states, w_qkv, w_o. out: out.
+  int run(const mgk_tensor* in, const mgk_tensor* out, cudaStream_t st) {
+    const int p = stage, c = position;
+    const size_t n = size_t(B * S * DM);
+    const void* x = in[0].data;
+    if (p > 0) {
+      MGK_NCCL_STEP(ctx, ncclRecv(x_in, n, ncclBfloat16, rank() - int(CP), comm(), st));
+      x = x_in;
+    }
+    if (block.run(ctx, cp, c, int(CP), x, in[1].data, in[2].data, out[0].data, st)) return 1;
+    if (p + 1 < PP) MGK_NCCL_STEP(ctx, ncclSend(out[0].data, n, ncclBfloat16, rank() + int(CP), comm(), st));
+    return 0;
+  }
+
+  int oracle(const mgk_oracle_args* a, cudaStream_t st);  // below, after its kernels
 };
-
-State& state(mgk_ctx* ctx) { return *static_cast<State*>(ctx->state); }
-
-}  // namespace
-
-MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
-  auto* s = new State;
-  ctx->state = s;
-  const Dims d = s->d = dims(ctx);
-  const int p = int(ctx->rank / d.CP), c = int(ctx->rank % d.CP);
-  if (mgk::comm(ctx))  // collective over every rank: each joins its stage's CP group
-    MGK_NCCL_TRY(ctx, ncclCommSplit(mgk::comm(ctx), p, c, &s->cp, nullptr));
-  if (p > 0) {  // zeros until the first receive (and for ever when timed without communication)
-    MGK_CUDA_TRY(ctx, cudaMalloc(&s->x_in, size_t(d.B * d.S * d.DM) * 2));
-    MGK_CUDA_TRY(ctx, cudaMemset(s->x_in, 0, size_t(d.B * d.S * d.DM) * 2));
-  }
-  return s->block.setup(ctx, d.B, d.S, d.NH, d.D, d.DM, int(d.CP));
-}
-
-MGK_EXPORT void mgk_teardown(mgk_ctx* ctx) { delete &state(ctx); }
-
-// in: hidden_states, w_qkv, w_o. out: out.
-MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor* out, int, cudaStream_t st) {
-  State& s = state(ctx);
-  const Dims& d = s.d;
-  const int p = int(ctx->rank / d.CP), c = int(ctx->rank % d.CP);
-  const size_t n = size_t(d.B * d.S * d.DM);
-  const void* x = in[0].data;
-  if (p > 0) {
-    MGK_NCCL_STEP(ctx, ncclRecv(s.x_in, n, ncclBfloat16, ctx->rank - int(d.CP), mgk::comm(ctx), st));
-    x = s.x_in;
-  }
-  if (s.block.run(ctx, s.cp, c, int(d.CP), x, in[1].data, in[2].data, out[0].data, st)) return 1;
-  if (p + 1 < d.PP)
-    MGK_NCCL_STEP(ctx, ncclSend(out[0].data, n, ncclBfloat16, ctx->rank + int(d.CP), mgk::comm(ctx), st));
-  return 0;
-}
 
 // ---- Oracle -------------------------------------------------------------------------------
 //
@@ -82,8 +61,6 @@ MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor
 // attention probabilities adds the ind parts in quadrature and the cor parts linearly (worst
 // case); a sum over the columns of a random weight matrix adds both in quadrature, whatever
 // their correlation.
-
-namespace {
 
 // The one multiplier of the error model (standard deviations to a bound), applied at the
 // output; the score errors' exact term (stage_attention_oracle) applies it to each score.
@@ -238,8 +215,6 @@ cudaError_t launch_stage_attention_oracle(const double* q, const double* qi, con
   return cudaGetLastError();
 }
 
-}  // namespace
-
 // out of rank (p, c), exactly (fp64), stage after stage from the regenerated inputs: stage 0
 // from the hidden_states of ranks (0, 0) .. (0, c); a later stage from the previous stage's
 // exact outputs at those positions (which it therefore computes for every position up to c),
@@ -252,13 +227,14 @@ cudaError_t launch_stage_attention_oracle(const double* q, const double* qi, con
 //     with ind = |y| + A_E |ctx|.|w_o| + sqrt(ci^2 . w_o^2) (its rounding to bf16 is what the
 //     next stage receives) and cor = sqrt(cc^2 . w_o^2);
 // and the last stage's scale = |y| + A_E |ctx|.|w_o| + lambda sqrt((ci^2 + cc^2) . w_o^2).
-MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t st) {
+int RingAttentionPp::oracle(const mgk_oracle_args* a, cudaStream_t st) {
   namespace o = mgk::oracle;
-  const Dims d = dims(ctx);
-  const int64_t B = d.B, S = d.S, T = d.T, NH = d.NH, D = d.D, E = d.E, DM = d.DM, CP = d.CP;
+  // By value into the device lambdas:
+  const int64_t B = this->B, S = this->S, T = this->T, NH = this->NH, D = this->D, E = this->E, DM = this->DM,
+                CP = this->CP;
   const int64_t BS = B * S;
   if (D > 128) return mgk::set_error(ctx, "oracle: D = %lld > 128", (long long)D);
-  const int p = int(ctx->rank / CP), c = int(ctx->rank % CP);
+  const int p = stage, c = position;
   const int64_t blocks = c + 1;  // CP blocks 0 .. c of the stage's sequence
   const double acc_m = o::fp32_accumulation(DM), acc_e = o::fp32_accumulation(E);
   o::Scratch s(st);
@@ -283,7 +259,7 @@ MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t s
     for (auto& set : stage_out)
       for (double*& t : set) t = s.get<double>(blocks * BS * DM);
   if (!s.ok()) return mgk::set_error(ctx, "oracle: out of device memory");
-  cublasHandle_t h = o::blas_on(ctx, state(ctx).blas, st);
+  cublasHandle_t h = oracle_blas(st);
   if (!h) return 1;
   for (int sp = 0; sp <= p; ++sp) {
     const bool last = sp == p, exact_in = sp == 0;
@@ -380,3 +356,7 @@ MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t s
   }
   return 0;
 }
+
+}  // namespace
+
+MGK_REFERENCE(RingAttentionPp)

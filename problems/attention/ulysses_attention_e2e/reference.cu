@@ -14,99 +14,78 @@
 #include "../../sp/ulysses_exchange.cuh"
 #include "mgk/cudnn_attention.h"
 #include "mgk/lt_gemm.h"
-#include "mgk/oracle_gemm.cuh"
-#include "mgk/reference.h"
+#include "mgk/reference_kit.h"
 
 namespace {
 
-struct State {
+using bf16 = __nv_bfloat16;
+
+struct UlyssesAttention : mgk::Reference {
+  using Reference::Reference;
+  const int64_t B = dim("B"), S = dim("S"), T = dim("T"), H = dim("H"), HL = dim("HL"), D = dim("D"), E = dim("E");
   mgk::lt::Handle lt;
   mgk::lt::Gemm project_qkv, project_out;
   mgk::dnn::Handle dnn;
   mgk::dnn::Attention attention;
-  void* qkv = nullptr;       // [B S, 3E]: this rank's positions, every head
-  void* send = nullptr;      // [W][3 B S][HL D]: chunk p = heads of rank p, for every (token, q|k|v)
-  void* recv = nullptr;      // [W][B][S][3 HL D]: chunk s = rank s's positions of this rank's heads
-  void* heads = nullptr;     // [B][T][3 HL D]: the whole sequence of this rank's heads
-  void* o = nullptr;         // [B][T][HL D]: attention output of this rank's heads
-  void* o_send = nullptr;    // [W][B][S HL D]: chunk p = rank p's positions
-  void* o_recv = nullptr;    // [W][B S][HL D]: chunk s = rank s's heads of this rank's positions
-  void* attn = nullptr;      // [B S, E]
-  float* stats = nullptr;    // [B, HL, T], cuDNN's log-sum-exp (unused here)
-  mgk::oracle::Blas blas;
-  ~State() {
-    for (void* p : {qkv, send, recv, heads, o, o_send, o_recv, attn}) cudaFree(p);
-    cudaFree(stats);
+  mgk::DeviceBuffer<bf16> qkv;     // [B S, 3E]: this rank's positions, every head
+  mgk::DeviceBuffer<bf16> send;    // [W][3 B S][HL D]: chunk p = heads of rank p, for every (token, q|k|v)
+  mgk::DeviceBuffer<bf16> recv;    // [W][B][S][3 HL D]: chunk s = rank s's positions of this rank's heads
+  mgk::DeviceBuffer<bf16> heads;   // [B][T][3 HL D]: the whole sequence of this rank's heads
+  mgk::DeviceBuffer<bf16> o;       // [B][T][HL D]: attention output of this rank's heads
+  mgk::DeviceBuffer<bf16> o_send;  // [W][B][S HL D]: chunk p = rank p's positions
+  mgk::DeviceBuffer<bf16> o_recv;  // [W][B S][HL D]: chunk s = rank s's heads of this rank's positions
+  mgk::DeviceBuffer<bf16> attn;    // [B S, E]
+  mgk::DeviceBuffer<float> stats;  // [B, HL, T], cuDNN's log-sum-exp (unused here)
+
+  int setup() {
+    const int64_t tokens = B * S;
+    for (auto* p : {&qkv, &send, &recv, &heads}) MGK_CUDA_TRY(ctx, p->allocate(tokens * 3 * E));
+    for (auto* p : {&o, &o_send, &o_recv, &attn}) MGK_CUDA_TRY(ctx, p->allocate(tokens * E));
+    MGK_CUDA_TRY(ctx, stats.allocate(B * HL * T));
+    MGK_CUBLAS_TRY(ctx, lt.create());
+    mgk::lt::GemmShape g;
+    g.m = B * S, g.n = 3 * E, g.k = E, g.trans_b = true;  // w_qkv is [3E, E]: x w_qkv^T
+    MGK_CUBLAS_TRY(ctx, project_qkv.plan(lt, g));
+    g.n = E;  // w_o is [E, E]: attn w_o^T
+    MGK_CUBLAS_TRY(ctx, project_out.plan(lt, g));
+    MGK_CUDNN_TRY(ctx, dnn.create());
+    mgk::dnn::AttentionShape a;
+    a.b = B, a.h = HL, a.s_q = a.s_kv = T, a.d = D;
+    // q, k, v interleaved per position in `heads`: (b, h, t, d) at b T 3HLD + t 3HLD + h D + d.
+    a.q = a.k = a.v = {T * 3 * HL * D, D, 3 * HL * D, 1};
+    a.o = mgk::dnn::bshd(HL, T, D);
+    a.scale = float(1.0 / std::sqrt(double(D)));
+    a.causal = false;
+    MGK_CUDNN_TRY(ctx, attention.plan(dnn, a));
+    return 0;
   }
+
+  int run(const mgk_tensor* in, const mgk_tensor* out, cudaStream_t st) {
+    const int W = world();
+    const int64_t BS = B * S, C = HL * D, e2 = 2;  // C: one rank's share of a position's heads
+    MGK_CUBLAS_TRY(ctx, project_qkv.run(in[0].data, in[1].data, qkv, st));
+    // Row m = 3 token + j of qkv (E wide) holds q|k|v of one token; rank p gets columns [p C, (p+1) C).
+    MGK_CUDA_TRY(ctx, sp::copy3d(qkv, C * e2, E * e2, send, 3 * BS * C * e2, C * e2, W, 3 * BS, C * e2, st));
+    if (sp::exchange(ctx, send, size_t(3 * BS * C * e2), recv, size_t(3 * BS * C * e2), size_t(3 * BS * C),
+                     MGK_BF16, st))
+      return 1;
+    // Rank s's chunk is [B][S][3C]; its positions are [s S, (s+1) S) of each sequence.
+    MGK_CUDA_TRY(ctx, sp::copy3d(recv, 3 * BS * C * e2, S * 3 * C * e2, heads, S * 3 * C * e2,
+                                 T * 3 * C * e2, W, B, S * 3 * C * e2, st));
+    MGK_CUDNN_TRY(ctx, attention.run(dnn, heads, heads + C, heads + 2 * C, o, stats, st));
+    // Rank p gets positions [p S, (p+1) S) of each sequence: one contiguous S C run per (p, b).
+    MGK_CUDA_TRY(ctx, sp::copy3d(o, S * C * e2, T * C * e2, o_send, BS * C * e2, S * C * e2, W, B,
+                                 S * C * e2, st));
+    if (sp::exchange(ctx, o_send, size_t(BS * C * e2), o_recv, size_t(BS * C * e2), size_t(BS * C), MGK_BF16, st))
+      return 1;
+    // Rank s's chunk holds heads [s HL, (s+1) HL): columns [s C, (s+1) C) of each token's row.
+    MGK_CUDA_TRY(ctx, sp::copy3d(o_recv, BS * C * e2, C * e2, attn, C * e2, E * e2, W, BS, C * e2, st));
+    MGK_CUBLAS_TRY(ctx, project_out.run(attn, in[2].data, out[0].data, st));
+    return 0;
+  }
+
+  int oracle(const mgk_oracle_args* a, cudaStream_t st);  // below, after its kernel
 };
-
-State& state(mgk_ctx* ctx) { return *static_cast<State*>(ctx->state); }
-
-struct Dims {
-  int64_t B, S, T, HL, D, E;
-  explicit Dims(mgk_ctx* ctx)
-      : B(mgk::dim(ctx, "B")), S(mgk::dim(ctx, "S")), T(mgk::dim(ctx, "T")), HL(mgk::dim(ctx, "HL")),
-        D(mgk::dim(ctx, "D")), E(mgk::dim(ctx, "E")) {}
-};
-
-}  // namespace
-
-MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
-  auto* s = new State;
-  ctx->state = s;
-  const Dims d(ctx);
-  const size_t tokens = size_t(d.B * d.S), e = size_t(d.E);
-  for (void** p : {&s->qkv, &s->send, &s->recv, &s->heads}) MGK_CUDA_TRY(ctx, cudaMalloc(p, tokens * 3 * e * 2));
-  for (void** p : {&s->o, &s->o_send, &s->o_recv, &s->attn}) MGK_CUDA_TRY(ctx, cudaMalloc(p, tokens * e * 2));
-  MGK_CUDA_TRY(ctx, cudaMalloc(&s->stats, size_t(d.B * d.HL * d.T) * 4));
-  MGK_CUBLAS_TRY(ctx, s->lt.create());
-  mgk::lt::GemmShape g;
-  g.m = d.B * d.S, g.n = 3 * d.E, g.k = d.E, g.trans_b = true;  // w_qkv is [3E, E]: x w_qkv^T
-  MGK_CUBLAS_TRY(ctx, s->project_qkv.plan(s->lt, g));
-  g.n = d.E;  // w_o is [E, E]: attn w_o^T
-  MGK_CUBLAS_TRY(ctx, s->project_out.plan(s->lt, g));
-  MGK_CUDNN_TRY(ctx, s->dnn.create());
-  mgk::dnn::AttentionShape a;
-  a.b = d.B, a.h = d.HL, a.s_q = a.s_kv = d.T, a.d = d.D;
-  // q, k, v interleaved per position in `heads`: (b, h, t, d) at b T 3HLD + t 3HLD + h D + d.
-  a.q = a.k = a.v = {d.T * 3 * d.HL * d.D, d.D, 3 * d.HL * d.D, 1};
-  a.o = mgk::dnn::bshd(d.HL, d.T, d.D);
-  a.scale = float(1.0 / std::sqrt(double(d.D)));
-  a.causal = false;
-  MGK_CUDNN_TRY(ctx, s->attention.plan(s->dnn, a));
-  return 0;
-}
-
-MGK_EXPORT void mgk_teardown(mgk_ctx* ctx) { delete &state(ctx); }
-
-MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor* out, int, cudaStream_t st) {
-  State& s = state(ctx);
-  const Dims d(ctx);
-  const int W = ctx->world_size;
-  const int64_t BS = d.B * d.S, C = d.HL * d.D, e2 = 2;  // C: one rank's share of a position's heads
-  auto* heads = static_cast<char*>(s.heads);
-  MGK_CUBLAS_TRY(ctx, s.project_qkv.run(in[0].data, in[1].data, s.qkv, st));
-  // Row m = 3 token + j of qkv (E wide) holds q|k|v of one token; rank p gets columns [p C, (p+1) C).
-  MGK_CUDA_TRY(ctx, sp::copy3d(s.qkv, C * e2, d.E * e2, s.send, 3 * BS * C * e2, C * e2, W, 3 * BS, C * e2, st));
-  if (sp::exchange(ctx, s.send, size_t(3 * BS * C * e2), s.recv, size_t(3 * BS * C * e2), size_t(3 * BS * C),
-                   MGK_BF16, st))
-    return 1;
-  // Rank s's chunk is [B][S][3C]; its positions are [s S, (s+1) S) of each sequence.
-  MGK_CUDA_TRY(ctx, sp::copy3d(s.recv, 3 * BS * C * e2, d.S * 3 * C * e2, heads, d.S * 3 * C * e2,
-                               d.T * 3 * C * e2, W, d.B, d.S * 3 * C * e2, st));
-  MGK_CUDNN_TRY(ctx, s.attention.run(s.dnn, heads, heads + C * e2, heads + 2 * C * e2, s.o, s.stats, st));
-  // Rank p gets positions [p S, (p+1) S) of each sequence: one contiguous S C run per (p, b).
-  MGK_CUDA_TRY(ctx, sp::copy3d(s.o, d.S * C * e2, d.T * C * e2, s.o_send, BS * C * e2, d.S * C * e2, W, d.B,
-                               d.S * C * e2, st));
-  if (sp::exchange(ctx, s.o_send, size_t(BS * C * e2), s.o_recv, size_t(BS * C * e2), size_t(BS * C), MGK_BF16, st))
-    return 1;
-  // Rank s's chunk holds heads [s HL, (s+1) HL): columns [s C, (s+1) C) of each token's row.
-  MGK_CUDA_TRY(ctx, sp::copy3d(s.o_recv, BS * C * e2, C * e2, s.attn, C * e2, d.E * e2, W, BS, C * e2, st));
-  MGK_CUBLAS_TRY(ctx, s.project_out.run(s.attn, in[2].data, out[0].data, st));
-  return 0;
-}
-
-namespace {
 
 constexpr int kCols = 4;   // D <= 128 = 4 x 32 lanes
 constexpr int kFlags = 4;  // a query's ambiguous elements followed exactly; more go to a worst-case term
@@ -231,8 +210,6 @@ __global__ void attention_oracle(const double* qkv, const double* eta, double* o
   }
 }
 
-}  // namespace
-
 // out = o w_o^T exactly, o the exact attention of the reference's bf16 q, k, v (their exact
 // projections rounded to bf16: the rounding point every implementation shares), with
 //   scale = |out| + A_E sum_e |o_e w_oe| + min(sum_e S_e |w_oe|, 4 sqrt(sum_e S_e^2 w_oe^2)):
@@ -240,19 +217,18 @@ __global__ void attention_oracle(const double* qkv, const double* eta, double* o
 // (bounded by u S_e, S_e the attention scale above) carried through w_o. w_o is drawn
 // independently of everything those errors depend on, with mean zero, so their sum weighted
 // by it has standard deviation sqrt(sum_e err_e^2 w_oe^2): 4 of those, or the worst case.
-MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t st) {
+int UlyssesAttention::oracle(const mgk_oracle_args* a, cudaStream_t st) {
   namespace o = mgk::oracle;
-  const Dims d(ctx);
-  const int W = ctx->world_size;
-  const int64_t H = mgk::dim(ctx, "H"), E = d.E, BS = d.B * d.S, n = BS * E;
-  if (d.D > 128) return mgk::set_error(ctx, "oracle: D = %lld > 128", (long long)d.D);
+  const int W = world();
+  const int64_t BS = B * S, n = BS * E;
+  if (D > 128) return mgk::set_error(ctx, "oracle: D = %lld > 128", (long long)D);
   o::Scratch scratch(st);
   double *qkv = scratch.get<double>(W * BS * 3 * E), *eta = scratch.get<double>(W * BS * 3 * E),
          *x = scratch.get<double>(n), *w = scratch.get<double>(3 * E * E), *attn = scratch.get<double>(n),
          *s_attn = scratch.get<double>(n), *mag = scratch.get<double>(n), *prop = scratch.get<double>(n),
          *prop2 = scratch.get<double>(n);
   if (!scratch.ok()) return mgk::set_error(ctx, "oracle: out of device memory");
-  cublasHandle_t blas = o::blas_on(ctx, state(ctx).blas, st);
+  cublasHandle_t blas = oracle_blas(st);
   if (!blas) return 1;
   // Every position's exact q|k|v, from its owner's x and w_qkv, and sum |x w| of each.
   for (int s = 0; s < W; ++s) {
@@ -274,11 +250,11 @@ MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t s
                         st));
   const int64_t warps = BS * H;
   const int grid = int(std::min<int64_t>((warps * 32 + 127) / 128, 132 * 64));
-  attention_oracle<<<grid, 128, 0, st>>>(qkv, eta, attn, s_attn, ctx->rank, W, d.B, d.S, H, d.D);
+  attention_oracle<<<grid, 128, 0, st>>>(qkv, eta, attn, s_attn, rank(), W, B, S, H, D);
   MGK_LAUNCH_CHECK(ctx);
   double* wo = w;  // w_qkv's buffer is free now
   auto* expected = static_cast<double*>(a->expected[0]);
-  MGK_CUDA_TRY(ctx, o::regen(a->gens[2], ctx->rank, E, 0, 0, E, E, wo, E, st));
+  MGK_CUDA_TRY(ctx, o::regen(a->gens[2], rank(), E, 0, 0, E, E, wo, E, st));
   MGK_CUBLAS_TRY(ctx, o::product_and_magnitude(blas, BS, E, E, {attn, E, n}, {wo, E, E * E, true}, expected, 0, mag,
                                                0, E, st));  // wo is |w_o| from here on
   MGK_CUBLAS_TRY(ctx, o::dgemm(blas, false, true, BS, E, E, s_attn, E, wo, E, 0, prop, E));
@@ -294,3 +270,7 @@ MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t s
                         st));
   return 0;
 }
+
+}  // namespace
+
+MGK_REFERENCE(UlyssesAttention)

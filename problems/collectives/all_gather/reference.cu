@@ -1,17 +1,24 @@
 // Reference: NCCL all-gather; y[s*N + i] = x_s[i].
-#include "mgk/reference.h"
+#include "mgk/reference_kit.h"
 
-MGK_EXPORT int mgk_setup(mgk_ctx*) { return 0; }
-MGK_EXPORT void mgk_teardown(mgk_ctx*) {}
+namespace {
 
-MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor* out, int, cudaStream_t s) {
-  MGK_NCCL_TRY(ctx, ncclAllGather(in[0].data, out[0].data, in[0].numel, mgk::nccl_type(in[0].dtype), mgk::comm(ctx), s));
-  return 0;
-}
+struct AllGather : mgk::Reference {
+  using Reference::Reference;
 
-MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t s) {
-  int64_t n = a->inputs[0].numel;
-  MGK_CUDA_TRY(ctx, mgk::oracle::copy(a->gens[0], [=] __device__(int64_t i) { return mgk::oracle::Source{int(i / n), i % n}; },
-                                      a->expected[0], a->outputs[0].numel, s));
-  return 0;
-}
+  int run(const mgk_tensor* in, const mgk_tensor* out, cudaStream_t s) {
+    MGK_NCCL_TRY(ctx, ncclAllGather(in[0].data, out[0].data, in[0].numel, mgk::nccl_type(in[0].dtype), comm(), s));
+    return 0;
+  }
+
+  int oracle(const mgk_oracle_args* a, cudaStream_t s) {
+    int64_t n = a->inputs[0].numel;
+    MGK_CUDA_TRY(ctx, mgk::oracle::copy(a->gens[0], [=] __device__(int64_t i) { return mgk::oracle::Source{int(i / n), i % n}; },
+                                        a->expected[0], a->outputs[0].numel, s));
+    return 0;
+  }
+};
+
+}  // namespace
+
+MGK_REFERENCE(AllGather)

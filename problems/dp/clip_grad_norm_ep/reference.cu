@@ -10,26 +10,12 @@
 // sum only when EP divides W: at even W >= 4 (W / EP = 2) the grid is used; at W <= 3 (EP =
 // 1) PyTorch's version has no EP group and reduces the expert sum on the world, and so does
 // this one at odd W >= 5, where the grid does not tile the world.
+
 #include "../grad_norm.cuh"
 
 namespace {
 
 using gradnorm::kMaxNorm;
-using gradnorm::Square;
-
-struct State {
-  float* sums = nullptr;  // [0] non-expert, [1] expert sum of squares
-  void* temp = nullptr;
-  size_t temp_bytes = 0;
-  ncclComm_t ep_fsdp = nullptr;  // the strided group; null: the world
-  ncclComm_t ep = nullptr;       // the contiguous group; null: none (no second stage)
-  ~State() {
-    if (ep) ncclCommDestroy(ep);
-    if (ep_fsdp) ncclCommDestroy(ep_fsdp);
-    cudaFree(sums);
-    cudaFree(temp);
-  }
-};
 
 // e *= fp32(1 / EP) in bf16, as torch's mul_ by a Python float (fp32 opmath, one rounding).
 __global__ void scale_kernel(__nv_bfloat16* e, int64_t n, float inv_ep) {
@@ -59,53 +45,6 @@ __global__ void clip_kernel(const float* sums, float* norm_out, __nv_bfloat16* g
 
 int grid_for(mgk_ctx* ctx, int64_t n) { return int(std::max<int64_t>(1, std::min<int64_t>((n + 255) / 256, int64_t(ctx->num_sms) * 16))); }
 
-}  // namespace
-
-MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
-  auto* s = new State;
-  ctx->state = s;
-  MGK_CUDA_TRY(ctx, cudaMalloc(&s->sums, 2 * sizeof(float)));
-  const int64_t n = mgk::dim(ctx, "M") * mgk::dim(ctx, "N");
-  MGK_CUDA_TRY(ctx, cub::DeviceReduce::TransformReduce(nullptr, s->temp_bytes, static_cast<const __nv_bfloat16*>(nullptr),
-                                                       s->sums, n, cuda::std::plus<float>(), Square(), 0.0f));
-  MGK_CUDA_TRY(ctx, cudaMalloc(&s->temp, std::max<size_t>(s->temp_bytes, 16)));
-  // Collective: every rank splits, in the same order. No communicator (compute timing): none.
-  const int ep = int(mgk::dim(ctx, "EP")), W = ctx->world_size, r = ctx->rank;
-  if (mgk::comm(ctx) && ep > 1 && W % ep == 0) {
-    MGK_NCCL_TRY(ctx, ncclCommSplit(mgk::comm(ctx), r % ep, r, &s->ep_fsdp, nullptr));
-    MGK_NCCL_TRY(ctx, ncclCommSplit(mgk::comm(ctx), r / ep, r, &s->ep, nullptr));
-  }
-  return 0;
-}
-
-MGK_EXPORT void mgk_teardown(mgk_ctx* ctx) { delete static_cast<State*>(ctx->state); }
-
-MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor* out, int, cudaStream_t st) {
-  auto& s = *static_cast<State*>(ctx->state);
-  const int64_t n = in[0].numel;
-  const int ep = int(mgk::dim(ctx, "EP"));
-  // out[1], out[2] are g's and e's own buffers (in place).
-  auto* g = static_cast<__nv_bfloat16*>(out[1].data);
-  auto* e = static_cast<__nv_bfloat16*>(out[2].data);
-  if (ep > 1) {
-    scale_kernel<<<grid_for(ctx, n), 256, 0, st>>>(e, n, 1.0f / float(ep));
-    MGK_LAUNCH_CHECK(ctx);
-  }
-  MGK_CUDA_TRY(ctx, cub::DeviceReduce::TransformReduce(s.temp, s.temp_bytes, static_cast<const __nv_bfloat16*>(g),
-                                                       s.sums, n, cuda::std::plus<float>(), Square(), 0.0f, st));
-  MGK_CUDA_TRY(ctx, cub::DeviceReduce::TransformReduce(s.temp, s.temp_bytes, static_cast<const __nv_bfloat16*>(e),
-                                                       s.sums + 1, n, cuda::std::plus<float>(), Square(), 0.0f, st));
-  local_totals_kernel<<<1, 1, 0, st>>>(s.sums);
-  MGK_LAUNCH_CHECK(ctx);
-  MGK_NCCL_STEP(ctx, ncclAllReduce(s.sums, s.sums, 1, ncclFloat32, ncclSum, mgk::comm(ctx), st));
-  MGK_NCCL_STEP(ctx, ncclAllReduce(s.sums + 1, s.sums + 1, 1, ncclFloat32, ncclSum, s.ep_fsdp ? s.ep_fsdp : mgk::comm(ctx), st));
-  if (s.ep) MGK_NCCL_STEP(ctx, ncclAllReduce(s.sums + 1, s.sums + 1, 1, ncclFloat32, ncclSum, s.ep, st));
-  clip_kernel<<<grid_for(ctx, 2 * n), 256, 0, st>>>(s.sums, static_cast<float*>(out[0].data), g, e, n);
-  MGK_LAUNCH_CHECK(ctx);
-  return 0;
-}
-
-namespace {
 using gradnorm::kPartials, gradnorm::kThreads;
 
 // e' = bf16(e * fp32(1 / EP)): the expert gradient after the in-place averaging. The fp64
@@ -129,41 +68,84 @@ __global__ void exact_partial_kernel(mgk_input_gen g, mgk_input_gen e, int world
   }
   gradnorm::store_block_sum(acc, partial);
 }
+
+struct ClipGradNormEp : gradnorm::SquaresReference {
+  using SquaresReference::SquaresReference;
+  const int ep = int(dim("EP"));
+  mgk::SplitComm ep_fsdp;   // the strided group; null: the world
+  mgk::SplitComm ep_group;  // the contiguous group; null: none (no second stage)
+
+  int setup() {
+    if (int rc = allocate_sums(2)) return rc;  // [0] non-expert, [1] expert sum of squares
+    // Collective: every rank splits, in the same order. No communicator (compute timing): none.
+    const int W = world(), r = rank();
+    if (comm() && ep > 1 && W % ep == 0) {
+      MGK_NCCL_TRY(ctx, ncclCommSplit(comm(), r % ep, r, ep_fsdp.out(), nullptr));
+      MGK_NCCL_TRY(ctx, ncclCommSplit(comm(), r / ep, r, ep_group.out(), nullptr));
+    }
+    return 0;
+  }
+
+  int run(const mgk_tensor* in, const mgk_tensor* out, cudaStream_t st) {
+    const int64_t n = in[0].numel;
+    // out[1], out[2] are g's and e's own buffers (in place).
+    auto* g = static_cast<__nv_bfloat16*>(out[1].data);
+    auto* e = static_cast<__nv_bfloat16*>(out[2].data);
+    if (ep > 1) {
+      scale_kernel<<<grid_for(ctx, n), 256, 0, st>>>(e, n, 1.0f / float(ep));
+      MGK_LAUNCH_CHECK(ctx);
+    }
+    MGK_CUDA_TRY(ctx, sum_squares(g, n, 0, st));
+    MGK_CUDA_TRY(ctx, sum_squares(e, n, 1, st));
+    local_totals_kernel<<<1, 1, 0, st>>>(sums);
+    MGK_LAUNCH_CHECK(ctx);
+    float* s = sums;
+    MGK_NCCL_STEP(ctx, ncclAllReduce(s, s, 1, ncclFloat32, ncclSum, comm(), st));
+    MGK_NCCL_STEP(ctx, ncclAllReduce(s + 1, s + 1, 1, ncclFloat32, ncclSum, ep_fsdp ? ncclComm_t(ep_fsdp) : comm(), st));
+    if (ep_group) MGK_NCCL_STEP(ctx, ncclAllReduce(s + 1, s + 1, 1, ncclFloat32, ncclSum, ep_group, st));
+    clip_kernel<<<grid_for(ctx, 2 * n), 256, 0, st>>>(sums, static_cast<float*>(out[0].data), g, e, n);
+    MGK_LAUNCH_CHECK(ctx);
+    return 0;
+  }
+
+  // In fp64 from the regenerated (original) gradients, independent of the groups: the norm is
+  // the square root of the world sum of g^2 and e'^2 (the maths the two-stage reduction
+  // computes where the grid tiles the world), S = norm; the clipped gradients are g * coef and
+  // e' * coef with coef = min(1, max_norm / norm) (the gradients' std 2^-10 sqrt(2 / W) puts
+  // the norm at 0.09 to 0.13 at `tiny`, unclipped, and at 1.4 or more at the other default
+  // presets, clipped: never near max_norm), S = their |.|.
+  int oracle(const mgk_oracle_args* a, cudaStream_t st) {
+    const int64_t n = a->inputs[0].numel;
+    const int ep = this->ep;  // by value into the device lambda
+    mgk::oracle::Scratch scratch(st);
+    double* partial = scratch.get<double>(kPartials);
+    double* total = scratch.get<double>(1);
+    if (!scratch.ok()) return mgk::set_error(ctx, "oracle: out of device memory");
+    exact_partial_kernel<<<kPartials, kThreads, 0, st>>>(a->gens[0], a->gens[1], world(), ep, n, partial);
+    MGK_LAUNCH_CHECK(ctx);
+    gradnorm::finish_norm_kernel<<<1, 1, 0, st>>>(partial, total, static_cast<double*>(a->expected[0]), a->scale[0]);
+    MGK_LAUNCH_CHECK(ctx);
+    const int rank = this->rank();
+    for (int t = 0; t < 2; ++t) {
+      const mgk_input_gen gen = a->gens[t];
+      auto* x = static_cast<double*>(a->expected[1 + t]);
+      float* sc = a->scale[1 + t];
+      const bool expert = t == 1;
+      MGK_CUDA_TRY(ctx, mgk::oracle::for_each(
+                            n,
+                            [=] __device__(int64_t i) {
+                              const double coef = gradnorm::clip_coef(*total);
+                              const double v0 = mgk::gen_value(gen, rank, i);
+                              const double v = (expert ? scaled_expert(v0, ep) : v0) * coef;
+                              x[i] = v;
+                              sc[i] = float(fabs(v));
+                            },
+                            st));
+    }
+    return 0;
+  }
+};
+
 }  // namespace
 
-// In fp64 from the regenerated (original) gradients, independent of the groups: the norm is
-// the square root of the world sum of g^2 and e'^2 (the maths the two-stage reduction
-// computes where the grid tiles the world), S = norm; the clipped gradients are g * coef and
-// e' * coef with coef = min(1, max_norm / norm) (the gradients' std 2^-10 sqrt(2 / W) puts
-// the norm at 0.09 to 0.13 at `tiny`, unclipped, and at 1.4 or more at the other default
-// presets, clipped: never near max_norm), S = their |.|.
-MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t st) {
-  const int64_t n = a->inputs[0].numel;
-  const int ep = int(mgk::dim(ctx, "EP"));
-  mgk::oracle::Scratch scratch(st);
-  double* partial = scratch.get<double>(kPartials);
-  double* total = scratch.get<double>(1);
-  if (!scratch.ok()) return mgk::set_error(ctx, "oracle: out of device memory");
-  exact_partial_kernel<<<kPartials, kThreads, 0, st>>>(a->gens[0], a->gens[1], ctx->world_size, ep, n, partial);
-  MGK_LAUNCH_CHECK(ctx);
-  gradnorm::finish_norm_kernel<<<1, 1, 0, st>>>(partial, total, static_cast<double*>(a->expected[0]), a->scale[0]);
-  MGK_LAUNCH_CHECK(ctx);
-  const int rank = ctx->rank;
-  for (int t = 0; t < 2; ++t) {
-    const mgk_input_gen gen = a->gens[t];
-    auto* x = static_cast<double*>(a->expected[1 + t]);
-    float* sc = a->scale[1 + t];
-    const bool expert = t == 1;
-    MGK_CUDA_TRY(ctx, mgk::oracle::for_each(
-                          n,
-                          [=] __device__(int64_t i) {
-                            const double coef = gradnorm::clip_coef(*total);
-                            const double v0 = mgk::gen_value(gen, rank, i);
-                            const double v = (expert ? scaled_expert(v0, ep) : v0) * coef;
-                            x[i] = v;
-                            sc[i] = float(fabs(v));
-                          },
-                          st));
-  }
-  return 0;
-}
+MGK_REFERENCE(ClipGradNormEp)

@@ -7,18 +7,7 @@
 namespace {
 
 using gradnorm::kMaxNorm;
-using gradnorm::Square;
 constexpr int kGrads = 3;
-
-struct State {
-  float* sums = nullptr;  // [kGrads] per-gradient sums of squares, then [kGrads] the total
-  void* temp = nullptr;
-  size_t temp_bytes = 0;
-  ~State() {
-    cudaFree(sums);
-    cudaFree(temp);
-  }
-};
 
 // torch.norm(g) then ** 2 for each gradient, summed in order: the local sum of squares.
 __global__ void local_total_kernel(float* sums) {
@@ -44,39 +33,6 @@ __global__ void clip_kernel(const float* sums, float* norm_out, __nv_bfloat16* g
   }
 }
 
-}  // namespace
-
-MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
-  auto* s = new State;
-  ctx->state = s;
-  MGK_CUDA_TRY(ctx, cudaMalloc(&s->sums, (kGrads + 1) * sizeof(float)));
-  const int64_t n = mgk::dim(ctx, "M") * mgk::dim(ctx, "N");
-  MGK_CUDA_TRY(ctx, cub::DeviceReduce::TransformReduce(nullptr, s->temp_bytes, static_cast<const __nv_bfloat16*>(nullptr),
-                                                       s->sums, n, cuda::std::plus<float>(), Square(), 0.0f));
-  MGK_CUDA_TRY(ctx, cudaMalloc(&s->temp, std::max<size_t>(s->temp_bytes, 16)));
-  return 0;
-}
-
-MGK_EXPORT void mgk_teardown(mgk_ctx* ctx) { delete static_cast<State*>(ctx->state); }
-
-MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor* out, int, cudaStream_t st) {
-  auto& s = *static_cast<State*>(ctx->state);
-  const int64_t n = in[0].numel;
-  for (int t = 0; t < kGrads; ++t)
-    MGK_CUDA_TRY(ctx, cub::DeviceReduce::TransformReduce(s.temp, s.temp_bytes, static_cast<const __nv_bfloat16*>(in[t].data),
-                                                         s.sums + t, n, cuda::std::plus<float>(), Square(), 0.0f, st));
-  local_total_kernel<<<1, 1, 0, st>>>(s.sums);
-  MGK_LAUNCH_CHECK(ctx);
-  MGK_NCCL_STEP(ctx, ncclAllReduce(s.sums + kGrads, s.sums + kGrads, 1, ncclFloat32, ncclSum, mgk::comm(ctx), st));
-  // out[1..3] are g0..g2's own buffers (in place).
-  const int grid = int(std::min<int64_t>((kGrads * n + 255) / 256, int64_t(ctx->num_sms) * 16));
-  clip_kernel<<<grid, 256, 0, st>>>(s.sums, static_cast<float*>(out[0].data), static_cast<__nv_bfloat16*>(out[1].data),
-                                    static_cast<__nv_bfloat16*>(out[2].data), static_cast<__nv_bfloat16*>(out[3].data), n);
-  MGK_LAUNCH_CHECK(ctx);
-  return 0;
-}
-
-namespace {
 using gradnorm::kPartials, gradnorm::kThreads;
 
 // Block b's share of the sum over every rank and gradient of g^2 (fp64) into partial[b];
@@ -93,36 +49,62 @@ __global__ void exact_partial_kernel(mgk_input_gen g0, mgk_input_gen g1, mgk_inp
   }
   gradnorm::store_block_sum(acc, partial);
 }
+
+struct ClipGradNormNoEp : gradnorm::SquaresReference {
+  using SquaresReference::SquaresReference;
+
+  // sums: [kGrads] per-gradient sums of squares, then the total.
+  int setup() { return allocate_sums(kGrads + 1); }
+
+  int run(const mgk_tensor* in, const mgk_tensor* out, cudaStream_t st) {
+    const int64_t n = in[0].numel;
+    for (int t = 0; t < kGrads; ++t)
+      MGK_CUDA_TRY(ctx, sum_squares(static_cast<const __nv_bfloat16*>(in[t].data), n, t, st));
+    local_total_kernel<<<1, 1, 0, st>>>(sums);
+    MGK_LAUNCH_CHECK(ctx);
+    MGK_NCCL_STEP(ctx, ncclAllReduce(sums.get() + kGrads, sums.get() + kGrads, 1, ncclFloat32, ncclSum, comm(), st));
+    // out[1..3] are g0..g2's own buffers (in place).
+    const int grid = int(std::min<int64_t>((kGrads * n + 255) / 256, int64_t(ctx->num_sms) * 16));
+    clip_kernel<<<grid, 256, 0, st>>>(sums, static_cast<float*>(out[0].data), static_cast<__nv_bfloat16*>(out[1].data),
+                                      static_cast<__nv_bfloat16*>(out[2].data),
+                                      static_cast<__nv_bfloat16*>(out[3].data), n);
+    MGK_LAUNCH_CHECK(ctx);
+    return 0;
+  }
+
+  // In fp64 from the regenerated (original) gradients: norm = sqrt(sum over ranks and the three
+  // gradients of g^2), S = norm; clipped g = g * max_norm / norm when norm > max_norm, else g
+  // (the gradients' std 2^-10 sqrt(2 / W) puts the norm at 0.15 at `tiny`, unclipped, and at
+  // 2.4 or more at the other default presets, clipped: never near max_norm), S = |clipped g|.
+  int oracle(const mgk_oracle_args* a, cudaStream_t st) {
+    const int64_t n = a->inputs[0].numel;
+    mgk::oracle::Scratch scratch(st);
+    double* partial = scratch.get<double>(kPartials);
+    double* total = scratch.get<double>(1);
+    if (!scratch.ok()) return mgk::set_error(ctx, "oracle: out of device memory");
+    exact_partial_kernel<<<kPartials, kThreads, 0, st>>>(a->gens[0], a->gens[1], a->gens[2], world(), n, partial);
+    MGK_LAUNCH_CHECK(ctx);
+    gradnorm::finish_norm_kernel<<<1, 1, 0, st>>>(partial, total, static_cast<double*>(a->expected[0]), a->scale[0]);
+    MGK_LAUNCH_CHECK(ctx);
+    const int rank = this->rank();
+    for (int t = 0; t < kGrads; ++t) {
+      const mgk_input_gen g = a->gens[t];
+      auto* e = static_cast<double*>(a->expected[1 + t]);
+      float* sc = a->scale[1 + t];
+      MGK_CUDA_TRY(ctx, mgk::oracle::for_each(
+                            n,
+                            [=] __device__(int64_t i) {
+                              const double coef = gradnorm::clip_coef(*total);
+                              const double v = mgk::gen_value(g, rank, i) * coef;
+                              e[i] = v;
+                              sc[i] = float(fabs(v));
+                            },
+                            st));
+    }
+    return 0;
+  }
+};
+
 }  // namespace
 
-// In fp64 from the regenerated (original) gradients: norm = sqrt(sum over ranks and the three
-// gradients of g^2), S = norm; clipped g = g * max_norm / norm when norm > max_norm, else g
-// (the gradients' std 2^-10 sqrt(2 / W) puts the norm at 0.15 at `tiny`, unclipped, and at
-// 2.4 or more at the other default presets, clipped: never near max_norm), S = |clipped g|.
-MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t st) {
-  const int64_t n = a->inputs[0].numel;
-  mgk::oracle::Scratch scratch(st);
-  double* partial = scratch.get<double>(kPartials);
-  double* total = scratch.get<double>(1);
-  if (!scratch.ok()) return mgk::set_error(ctx, "oracle: out of device memory");
-  exact_partial_kernel<<<kPartials, kThreads, 0, st>>>(a->gens[0], a->gens[1], a->gens[2], ctx->world_size, n, partial);
-  MGK_LAUNCH_CHECK(ctx);
-  gradnorm::finish_norm_kernel<<<1, 1, 0, st>>>(partial, total, static_cast<double*>(a->expected[0]), a->scale[0]);
-  MGK_LAUNCH_CHECK(ctx);
-  const int rank = ctx->rank;
-  for (int t = 0; t < kGrads; ++t) {
-    const mgk_input_gen g = a->gens[t];
-    auto* e = static_cast<double*>(a->expected[1 + t]);
-    float* sc = a->scale[1 + t];
-    MGK_CUDA_TRY(ctx, mgk::oracle::for_each(
-                          n,
-                          [=] __device__(int64_t i) {
-                            const double coef = gradnorm::clip_coef(*total);
-                            const double v = mgk::gen_value(g, rank, i) * coef;
-                            e[i] = v;
-                            sc[i] = float(fabs(v));
-                          },
-                          st));
-  }
-  return 0;
-}
+MGK_REFERENCE(ClipGradNormNoEp)

@@ -4,21 +4,10 @@
 #include <cmath>
 
 #include "../dp_mlp.cuh"
-#include "mgk/oracle_gemm.cuh"
 
 namespace {
 
 using bf16 = __nv_bfloat16;
-
-struct State {
-  void* shard = nullptr;  // the updated master shard [P]
-  ~State() { cudaFree(shard); }
-};
-
-State& state(mgk_ctx* ctx) { return *static_cast<State*>(ctx->state); }
-
-double bc1(mgk_ctx* ctx) { return 1.0 - std::pow(dp::kBeta1, double(mgk::dim(ctx, "STEP"))); }
-double bc2(mgk_ctx* ctx) { return 1.0 - std::pow(dp::kBeta2, double(mgk::dim(ctx, "STEP"))); }
 
 // m = m0 b1 + (1 - b1) g; v = v0 b2 + (1 - b2) g g; w = w0 - lr (m / bc1) / (sqrt(v / bc2) + eps),
 // rounding where PyTorch's ops do (mul_, add_, addcmul_, /, sqrt, add, div, mul, add_).
@@ -38,63 +27,66 @@ __global__ void adam(const bf16* g, const bf16* w0, const bf16* m0, const bf16* 
   }
 }
 
+struct FusedAdam : mgk::Reference {
+  using Reference::Reference;
+  const int64_t P = dim("P"), STEP = dim("STEP");
+  const double bc1 = 1.0 - std::pow(dp::kBeta1, double(STEP)), bc2 = 1.0 - std::pow(dp::kBeta2, double(STEP));
+  mgk::DeviceBuffer<bf16> shard;  // the updated master shard [P]
+
+  int setup() {
+    MGK_CUDA_TRY(ctx, shard.allocate(P));
+    return 0;
+  }
+
+  // in: grad, master, exp_avg, exp_avg_sq (this rank's shards). out: w_full, m, v.
+  int run(const mgk_tensor* in, const mgk_tensor* out, cudaStream_t st) {
+    adam<<<int(std::min<int64_t>((P + 255) / 256, 132 * 16)), 256, 0, st>>>(
+        static_cast<const bf16*>(in[0].data), static_cast<const bf16*>(in[1].data), static_cast<const bf16*>(in[2].data),
+        static_cast<const bf16*>(in[3].data), P, float(bc1), float(bc2), shard, static_cast<bf16*>(out[1].data),
+        static_cast<bf16*>(out[2].data));
+    MGK_LAUNCH_CHECK(ctx);
+    MGK_NCCL_STEP(ctx, ncclAllGather(shard, out[0].data, P, ncclBfloat16, comm(), st));
+    return 0;
+  }
+
+  // Exact Adam from the regenerated inputs of the rank that owns each element. Bounds (units of
+  // u): m and v each round a product and a sum (b1 |m0| + |m|, b2 v0 + v); r = m^ / (sqrt(v^) + eps)
+  // carries m's error divided by bc1 (sqrt(v^) + eps), v's relative error halved, and 6 roundings
+  // of its own (m^, v^, sqrt, + eps, /, * lr); w adds its rounding.
+  int oracle(const mgk_oracle_args* a, cudaStream_t st) {
+    namespace o = mgk::oracle;
+    const int64_t P = this->P, W = world();  // by value into the device lambda
+    const int rank = this->rank();
+    const double c1 = bc1, c2 = bc2;
+    const mgk_input_gen gg = a->gens[0], gw = a->gens[1], gm = a->gens[2], gv = a->gens[3];
+    double *ew = static_cast<double*>(a->expected[0]), *em = static_cast<double*>(a->expected[1]),
+           *ev = static_cast<double*>(a->expected[2]);
+    float *sw = a->scale[0], *sm = a->scale[1], *sv = a->scale[2];
+    MGK_CUDA_TRY(ctx, o::for_each(
+                          W * P,
+                          [=] __device__(int64_t j) {
+                            const int s = int(j / P);
+                            const int64_t i = j % P;
+                            const double g = mgk::gen_value(gg, s, i), w0 = mgk::gen_value(gw, s, i),
+                                         m0 = mgk::gen_value(gm, s, i), v0 = mgk::gen_value(gv, s, i);
+                            const double m = dp::kBeta1 * m0 + (1.0 - dp::kBeta1) * g;
+                            const double v = dp::kBeta2 * v0 + (1.0 - dp::kBeta2) * g * g;
+                            const double em_ = dp::kBeta1 * fabs(m0) + fabs(m), ev_ = dp::kBeta2 * v0 + v;
+                            const double den = sqrt(v / c2) + dp::kEps, r = (m / c1) / den;
+                            const double er = (em_ / c1) / den + fabs(r) * ev_ / (2.0 * v) + 6.0 * fabs(r);
+                            const double w = w0 - dp::kLr * r;
+                            ew[j] = w;
+                            sw[j] = float(fabs(w) + dp::kLr * er);
+                            if (s == rank) {
+                              em[i] = m, sm[i] = float(em_);
+                              ev[i] = v, sv[i] = float(ev_);
+                            }
+                          },
+                          st));
+    return 0;
+  }
+};
+
 }  // namespace
 
-MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
-  auto* s = new State;
-  ctx->state = s;
-  MGK_CUDA_TRY(ctx, cudaMalloc(&s->shard, size_t(mgk::dim(ctx, "P")) * 2));
-  return 0;
-}
-
-MGK_EXPORT void mgk_teardown(mgk_ctx* ctx) { delete &state(ctx); }
-
-// in: grad, master, exp_avg, exp_avg_sq (this rank's shards). out: w_full, m, v.
-MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor* out, int, cudaStream_t st) {
-  State& s = state(ctx);
-  const int64_t P = mgk::dim(ctx, "P");
-  adam<<<int(std::min<int64_t>((P + 255) / 256, 132 * 16)), 256, 0, st>>>(
-      static_cast<const bf16*>(in[0].data), static_cast<const bf16*>(in[1].data), static_cast<const bf16*>(in[2].data),
-      static_cast<const bf16*>(in[3].data), P, float(bc1(ctx)), float(bc2(ctx)), static_cast<bf16*>(s.shard),
-      static_cast<bf16*>(out[1].data), static_cast<bf16*>(out[2].data));
-  MGK_LAUNCH_CHECK(ctx);
-  MGK_NCCL_STEP(ctx, ncclAllGather(s.shard, out[0].data, P, ncclBfloat16, mgk::comm(ctx), st));
-  return 0;
-}
-
-// Exact Adam from the regenerated inputs of the rank that owns each element. Bounds (units of
-// u): m and v each round a product and a sum (b1 |m0| + |m|, b2 v0 + v); r = m^ / (sqrt(v^) + eps)
-// carries m's error divided by bc1 (sqrt(v^) + eps), v's relative error halved, and 6 roundings
-// of its own (m^, v^, sqrt, + eps, /, * lr); w adds its rounding.
-MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t st) {
-  namespace o = mgk::oracle;
-  const int64_t P = mgk::dim(ctx, "P"), W = ctx->world_size;
-  const int rank = ctx->rank;
-  const double c1 = bc1(ctx), c2 = bc2(ctx);
-  const mgk_input_gen gg = a->gens[0], gw = a->gens[1], gm = a->gens[2], gv = a->gens[3];
-  double *ew = static_cast<double*>(a->expected[0]), *em = static_cast<double*>(a->expected[1]),
-         *ev = static_cast<double*>(a->expected[2]);
-  float *sw = a->scale[0], *sm = a->scale[1], *sv = a->scale[2];
-  MGK_CUDA_TRY(ctx, o::for_each(
-                        W * P,
-                        [=] __device__(int64_t j) {
-                          const int s = int(j / P);
-                          const int64_t i = j % P;
-                          const double g = mgk::gen_value(gg, s, i), w0 = mgk::gen_value(gw, s, i),
-                                       m0 = mgk::gen_value(gm, s, i), v0 = mgk::gen_value(gv, s, i);
-                          const double m = dp::kBeta1 * m0 + (1.0 - dp::kBeta1) * g;
-                          const double v = dp::kBeta2 * v0 + (1.0 - dp::kBeta2) * g * g;
-                          const double em_ = dp::kBeta1 * fabs(m0) + fabs(m), ev_ = dp::kBeta2 * v0 + v;
-                          const double den = sqrt(v / c2) + dp::kEps, r = (m / c1) / den;
-                          const double er = (em_ / c1) / den + fabs(r) * ev_ / (2.0 * v) + 6.0 * fabs(r);
-                          const double w = w0 - dp::kLr * r;
-                          ew[j] = w;
-                          sw[j] = float(fabs(w) + dp::kLr * er);
-                          if (s == rank) {
-                            em[i] = m, sm[i] = float(em_);
-                            ev[i] = v, sv[i] = float(ev_);
-                          }
-                        },
-                        st));
-  return 0;
-}
+MGK_REFERENCE(FusedAdam)

@@ -2,8 +2,7 @@
 // 0-dim tensor ops, int64 counts cast to bf16), without its host synchronisation: a
 // one-thread kernel writes t_r into loss_sum and the gradient, NCCL all-reduces loss_sum in
 // bf16 in place, and a one-thread kernel divides it by the global count.
-#include "mgk/oracle_gemm.cuh"
-#include "mgk/reference.h"
+#include "mgk/reference_kit.h"
 
 namespace {
 
@@ -31,27 +30,6 @@ __global__ void normalize_kernel(const __nv_bfloat16* loss_sum, const int64_t* g
   *normalized = __float2bfloat16_rn(__bfloat162float(*loss_sum) / bf(float(*global)));
 }
 
-}  // namespace
-
-MGK_EXPORT int mgk_setup(mgk_ctx*) { return 0; }
-MGK_EXPORT void mgk_teardown(mgk_ctx*) {}
-
-MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor* out, int, cudaStream_t st) {
-  const auto* global = static_cast<const int64_t*>(in[2].data);
-  auto* loss_sum = static_cast<__nv_bfloat16*>(out[1].data);
-  local_kernel<<<1, 1, 0, st>>>(static_cast<const __nv_bfloat16*>(in[0].data), static_cast<const int64_t*>(in[1].data),
-                                global, static_cast<const __nv_bfloat16*>(in[3].data),
-                                static_cast<const __nv_bfloat16*>(in[4].data), loss_sum,
-                                static_cast<__nv_bfloat16*>(out[2].data));
-  MGK_LAUNCH_CHECK(ctx);
-  MGK_NCCL_STEP(ctx, ncclAllReduce(loss_sum, loss_sum, 1, ncclBfloat16, ncclSum, mgk::comm(ctx), st));
-  normalize_kernel<<<1, 1, 0, st>>>(loss_sum, global, static_cast<__nv_bfloat16*>(out[0].data));
-  MGK_LAUNCH_CHECK(ctx);
-  return 0;
-}
-
-namespace {
-
 struct Gens {
   mgk_input_gen loss, local, global, grad_norm, grad_sum;
 };
@@ -70,18 +48,38 @@ __global__ void exact_kernel(Gens g, int world, int rank, double* normalized, fl
   *grad = a + b, *grad_scale = float(fabs(a) + fabs(b) + fabs(a + b));
 }
 
+struct GradAccLoss : mgk::Reference {
+  using Reference::Reference;
+
+  int run(const mgk_tensor* in, const mgk_tensor* out, cudaStream_t st) {
+    const auto* global = static_cast<const int64_t*>(in[2].data);
+    auto* loss_sum = static_cast<__nv_bfloat16*>(out[1].data);
+    local_kernel<<<1, 1, 0, st>>>(static_cast<const __nv_bfloat16*>(in[0].data), static_cast<const int64_t*>(in[1].data),
+                                  global, static_cast<const __nv_bfloat16*>(in[3].data),
+                                  static_cast<const __nv_bfloat16*>(in[4].data), loss_sum,
+                                  static_cast<__nv_bfloat16*>(out[2].data));
+    MGK_LAUNCH_CHECK(ctx);
+    MGK_NCCL_STEP(ctx, ncclAllReduce(loss_sum, loss_sum, 1, ncclBfloat16, ncclSum, comm(), st));
+    normalize_kernel<<<1, 1, 0, st>>>(loss_sum, global, static_cast<__nv_bfloat16*>(out[0].data));
+    MGK_LAUNCH_CHECK(ctx);
+    return 0;
+  }
+
+  // Exact values from every rank's regenerated scalars. S: for loss_sum the sum of |t_s|
+  // (every rounding, the casts', the product's and the W - 1 additions', is of a value no
+  // larger: factor W + 2); for normalized_loss that over the global count plus |loss_sum| /
+  // global (the cast of the count and the division); for grad_loss |a| + |b| + |a + b| (a
+  // rounded four times, b twice, the sum once: factor 5). See statement.md.
+  int oracle(const mgk_oracle_args* a, cudaStream_t st) {
+    const Gens g{a->gens[0], a->gens[1], a->gens[2], a->gens[3], a->gens[4]};
+    exact_kernel<<<1, 1, 0, st>>>(g, world(), rank(), static_cast<double*>(a->expected[0]), a->scale[0],
+                                  static_cast<double*>(a->expected[1]), a->scale[1],
+                                  static_cast<double*>(a->expected[2]), a->scale[2]);
+    MGK_LAUNCH_CHECK(ctx);
+    return 0;
+  }
+};
+
 }  // namespace
 
-// Exact values from every rank's regenerated scalars. S: for loss_sum the sum of |t_s|
-// (every rounding, the casts', the product's and the W - 1 additions', is of a value no
-// larger: factor W + 2); for normalized_loss that over the global count plus |loss_sum| /
-// global (the cast of the count and the division); for grad_loss |a| + |b| + |a + b| (a
-// rounded four times, b twice, the sum once: factor 5). See statement.md.
-MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t st) {
-  const Gens g{a->gens[0], a->gens[1], a->gens[2], a->gens[3], a->gens[4]};
-  exact_kernel<<<1, 1, 0, st>>>(g, ctx->world_size, ctx->rank, static_cast<double*>(a->expected[0]), a->scale[0],
-                                static_cast<double*>(a->expected[1]), a->scale[1], static_cast<double*>(a->expected[2]),
-                                a->scale[2]);
-  MGK_LAUNCH_CHECK(ctx);
-  return 0;
-}
+MGK_REFERENCE(GradAccLoss)

@@ -13,8 +13,7 @@
 #include <cub/block/block_reduce.cuh>
 
 #include "mgk/lt_gemm.h"
-#include "mgk/oracle_gemm.cuh"
-#include "mgk/reference.h"
+#include "mgk/reference_kit.h"
 
 namespace {
 
@@ -29,22 +28,6 @@ struct Comm {
   __nv_bfloat16 sums[8];  // pg, ratio, k3, cross-entropy (bf16 sum); [4]: the local surrogate
   __nv_bfloat16 extremes[8];  // max ratio, -min ratio (bf16 max)
 };
-
-struct State {
-  mgk::lt::Handle lt;
-  mgk::lt::Gemm gemm;
-  __nv_bfloat16* logits = nullptr;  // M x V
-  float4* terms = nullptr;          // per token: surrogate term, ratio, k3, cross-entropy (0 if ignored)
-  Comm* comm = nullptr;
-  mgk::oracle::Blas blas;
-  ~State() {
-    cudaFree(logits);
-    cudaFree(terms);
-    cudaFree(comm);
-  }
-};
-
-State& state(mgk_ctx* ctx) { return *static_cast<State*>(ctx->state); }
 
 __device__ inline float bf(float v) { return __bfloat162float(__float2bfloat16_rn(v)); }
 
@@ -153,51 +136,6 @@ __global__ void finish_kernel(const Comm* comm, float* loss, float* metrics) {
   metrics[3] = __bfloat162float(comm->sums[2]) / n;
   metrics[4] = __bfloat162float(comm->sums[3]) / n;
 }
-
-}  // namespace
-
-MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
-  auto* s = new State;
-  ctx->state = s;
-  const int64_t M = mgk::dim(ctx, "M"), N = mgk::dim(ctx, "N"), V = mgk::dim(ctx, "V");
-  if (V % 8 || V > int64_t(8) * kRowThreads * kMaxVecs)
-    return mgk::set_error(ctx, "the reference needs V a multiple of 8 and at most 32768");
-  MGK_CUDA_TRY(ctx, cudaMalloc(&s->logits, size_t(M * V) * 2));
-  MGK_CUDA_TRY(ctx, cudaMalloc(&s->terms, size_t(M) * sizeof(float4)));
-  MGK_CUDA_TRY(ctx, cudaMalloc(&s->comm, sizeof(Comm)));
-  MGK_CUBLAS_TRY(ctx, s->lt.create());
-  mgk::lt::GemmShape shape{M, V, N};
-  shape.trans_b = true;  // weight is stored V x N: the product uses its transpose
-  MGK_CUBLAS_TRY(ctx, s->gemm.plan(s->lt, shape));
-  return 0;
-}
-
-MGK_EXPORT void mgk_teardown(mgk_ctx* ctx) { delete &state(ctx); }
-
-MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor* out, int, cudaStream_t st) {
-  State& s = state(ctx);
-  const int64_t M = mgk::dim(ctx, "M"), V = mgk::dim(ctx, "V");
-  const auto* labels = static_cast<const int64_t*>(in[2].data);
-  auto* token_loss = static_cast<__nv_bfloat16*>(out[2].data);
-  MGK_CUBLAS_TRY(ctx, s.gemm.run(in[0].data, in[1].data, s.logits, st));
-  token_kernel<<<unsigned(M), kRowThreads, 0, st>>>(s.logits, V, labels, static_cast<const __nv_bfloat16*>(in[3].data),
-                                                     static_cast<const __nv_bfloat16*>(in[4].data),
-                                                     static_cast<__nv_bfloat16*>(out[1].data), token_loss, s.terms);
-  MGK_LAUNCH_CHECK(ctx);
-  local_sums_kernel<<<1, kSumThreads, 0, st>>>(labels, token_loss, s.terms, M, s.comm);
-  MGK_LAUNCH_CHECK(ctx);
-  MGK_NCCL_STEP(ctx, ncclGroupStart());
-  MGK_NCCL_STEP(ctx, ncclAllReduce(&s.comm->count, &s.comm->count, 1, ncclFloat32, ncclSum, mgk::comm(ctx), st));
-  MGK_NCCL_STEP(ctx, ncclAllReduce(s.comm->sums, s.comm->sums, 4, ncclBfloat16, ncclSum, mgk::comm(ctx), st));
-  MGK_NCCL_STEP(ctx, ncclAllReduce(s.comm->extremes, s.comm->extremes, 2, ncclBfloat16, ncclMax, mgk::comm(ctx), st));
-  MGK_NCCL_STEP(ctx, ncclGroupEnd());
-  finish_kernel<<<1, 1, 0, st>>>(s.comm, static_cast<float*>(out[0].data), static_cast<float*>(out[3].data));
-  MGK_LAUNCH_CHECK(ctx);
-  return 0;
-}
-
-
-namespace {
 
 using mgk::oracle::kBf16U;
 constexpr int kOracleRows = 1024;  // tokens per chunk of fp64 logits (1024 x V doubles: 262 MB)
@@ -325,49 +263,95 @@ __global__ void scalars_kernel(const double* sums, int world, int me, double acc
   mean(g[9], g[10], g[9], rank_abs[3], &metrics[4], &metrics_scale[4]);
 }
 
+struct ImportanceSamplingLoss : mgk::Reference {
+  using Reference::Reference;
+  const int64_t M = dim("M"), N = dim("N"), V = dim("V");
+  mgk::lt::Handle lt;
+  mgk::lt::Gemm gemm;
+  mgk::DeviceBuffer<__nv_bfloat16> logits;  // M x V
+  mgk::DeviceBuffer<float4> terms;          // per token: surrogate term, ratio, k3, cross-entropy (0 if ignored)
+  mgk::DeviceBuffer<Comm> scalars;          // one Comm: what the ranks exchange
+
+  int setup() {
+    if (V % 8 || V > int64_t(8) * kRowThreads * kMaxVecs)
+      return mgk::set_error(ctx, "the reference needs V a multiple of 8 and at most 32768");
+    MGK_CUDA_TRY(ctx, logits.allocate(M * V));
+    MGK_CUDA_TRY(ctx, terms.allocate(M));
+    MGK_CUDA_TRY(ctx, scalars.allocate(1));
+    MGK_CUBLAS_TRY(ctx, lt.create());
+    mgk::lt::GemmShape shape{M, V, N};
+    shape.trans_b = true;  // weight is stored V x N: the product uses its transpose
+    MGK_CUBLAS_TRY(ctx, gemm.plan(lt, shape));
+    return 0;
+  }
+
+  int run(const mgk_tensor* in, const mgk_tensor* out, cudaStream_t st) {
+    const auto* labels = static_cast<const int64_t*>(in[2].data);
+    auto* token_loss = static_cast<__nv_bfloat16*>(out[2].data);
+    Comm* c = scalars;
+    MGK_CUBLAS_TRY(ctx, gemm.run(in[0].data, in[1].data, logits, st));
+    token_kernel<<<unsigned(M), kRowThreads, 0, st>>>(logits, V, labels, static_cast<const __nv_bfloat16*>(in[3].data),
+                                                       static_cast<const __nv_bfloat16*>(in[4].data),
+                                                       static_cast<__nv_bfloat16*>(out[1].data), token_loss, terms);
+    MGK_LAUNCH_CHECK(ctx);
+    local_sums_kernel<<<1, kSumThreads, 0, st>>>(labels, token_loss, terms, M, c);
+    MGK_LAUNCH_CHECK(ctx);
+    MGK_NCCL_STEP(ctx, ncclGroupStart());
+    MGK_NCCL_STEP(ctx, ncclAllReduce(&c->count, &c->count, 1, ncclFloat32, ncclSum, comm(), st));
+    MGK_NCCL_STEP(ctx, ncclAllReduce(c->sums, c->sums, 4, ncclBfloat16, ncclSum, comm(), st));
+    MGK_NCCL_STEP(ctx, ncclAllReduce(c->extremes, c->extremes, 2, ncclBfloat16, ncclMax, comm(), st));
+    MGK_NCCL_STEP(ctx, ncclGroupEnd());
+    finish_kernel<<<1, 1, 0, st>>>(c, static_cast<float*>(out[0].data), static_cast<float*>(out[3].data));
+    MGK_LAUNCH_CHECK(ctx);
+    return 0;
+  }
+
+  // Every rank's cross-entropies from its regenerated inputs (fp64 GEMM on cuBLAS by chunks of
+  // tokens), then delta, ratio and the sums exactly, each with the bound of the reference's
+  // error (statement.md: "Correctness").
+  int oracle(const mgk_oracle_args* a, cudaStream_t st) {
+    const int64_t N = this->N;  // by value into the device lambda
+    const int world = this->world();
+    const int64_t rows = std::min<int64_t>(M, kOracleRows);
+    mgk::oracle::Scratch scratch(st);
+    double *w = scratch.get<double>(V * N), *wnorm = scratch.get<double>(V), *h = scratch.get<double>(rows * N),
+           *logits = scratch.get<double>(rows * V), *sums = scratch.get<double>(world * kSlots);
+    Token* tokens = scratch.get<Token>(world * M);
+    if (!scratch.ok()) return mgk::set_error(ctx, "oracle: out of device memory");
+    cublasHandle_t handle = oracle_blas(st);
+    if (!handle) return 1;
+    const double acc_n = mgk::oracle::fp32_accumulation(N), acc_v = mgk::oracle::fp32_accumulation(V);
+    for (int r = 0; r < world; ++r) {
+      MGK_CUDA_TRY(ctx, mgk::oracle::regen(a->gens[1], r, N, 0, 0, V, N, w, N, st));
+      MGK_CUDA_TRY(ctx, mgk::oracle::for_each(
+                            V,
+                            [=] __device__(int64_t j) {
+                              double s = 0;
+                              for (int64_t k = 0; k < N; ++k) s += w[j * N + k] * w[j * N + k];
+                              wnorm[j] = sqrt(s);
+                            },
+                            st));
+      for (int64_t t0 = 0; t0 < M; t0 += rows) {
+        const int64_t count = std::min(rows, M - t0);
+        MGK_CUDA_TRY(ctx, mgk::oracle::regen(a->gens[0], r, N, t0, 0, count, N, h, N, st));
+        MGK_CUBLAS_TRY(ctx, mgk::oracle::dgemm(handle, false, true, count, V, N, h, N, w, N, 0, logits, V));
+        exact_ce_kernel<<<unsigned(count), 256, 0, st>>>(logits, V, h, N, wnorm, a->gens[2], r, t0, acc_n, acc_v,
+                                                         tokens + r * M + t0);
+        MGK_LAUNCH_CHECK(ctx);
+      }
+    }
+    rank_sums_kernel<<<unsigned(world), 256, 0, st>>>(tokens, M, a->gens[3], a->gens[4], rank(), sums,
+                                                      static_cast<double*>(a->expected[1]), a->scale[1],
+                                                      static_cast<double*>(a->expected[2]), a->scale[2]);
+    MGK_LAUNCH_CHECK(ctx);
+    scalars_kernel<<<1, 1, 0, st>>>(sums, world, rank(), mgk::oracle::fp32_accumulation(M),
+                                    static_cast<double*>(a->expected[0]), a->scale[0],
+                                    static_cast<double*>(a->expected[3]), a->scale[3]);
+    MGK_LAUNCH_CHECK(ctx);
+    return 0;
+  }
+};
+
 }  // namespace
 
-// Every rank's cross-entropies from its regenerated inputs (fp64 GEMM on cuBLAS by chunks of
-// tokens), then delta, ratio and the sums exactly, each with the bound of the reference's
-// error (statement.md: "Correctness").
-MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t st) {
-  const int64_t M = mgk::dim(ctx, "M"), N = mgk::dim(ctx, "N"), V = mgk::dim(ctx, "V");
-  const int world = ctx->world_size;
-  const int64_t rows = std::min<int64_t>(M, kOracleRows);
-  mgk::oracle::Scratch scratch(st);
-  double *w = scratch.get<double>(V * N), *wnorm = scratch.get<double>(V), *h = scratch.get<double>(rows * N),
-         *logits = scratch.get<double>(rows * V), *sums = scratch.get<double>(world * kSlots);
-  Token* tokens = scratch.get<Token>(world * M);
-  if (!scratch.ok()) return mgk::set_error(ctx, "oracle: out of device memory");
-  cublasHandle_t blas = mgk::oracle::blas_on(ctx, state(ctx).blas, st);
-  if (!blas) return 1;
-  const double acc_n = mgk::oracle::fp32_accumulation(N), acc_v = mgk::oracle::fp32_accumulation(V);
-  for (int r = 0; r < world; ++r) {
-    MGK_CUDA_TRY(ctx, mgk::oracle::regen(a->gens[1], r, N, 0, 0, V, N, w, N, st));
-    MGK_CUDA_TRY(ctx, mgk::oracle::for_each(
-                          V,
-                          [=] __device__(int64_t j) {
-                            double s = 0;
-                            for (int64_t k = 0; k < N; ++k) s += w[j * N + k] * w[j * N + k];
-                            wnorm[j] = sqrt(s);
-                          },
-                          st));
-    for (int64_t t0 = 0; t0 < M; t0 += rows) {
-      const int64_t count = std::min(rows, M - t0);
-      MGK_CUDA_TRY(ctx, mgk::oracle::regen(a->gens[0], r, N, t0, 0, count, N, h, N, st));
-      MGK_CUBLAS_TRY(ctx, mgk::oracle::dgemm(blas, false, true, count, V, N, h, N, w, N, 0, logits, V));
-      exact_ce_kernel<<<unsigned(count), 256, 0, st>>>(logits, V, h, N, wnorm, a->gens[2], r, t0, acc_n, acc_v,
-                                                       tokens + r * M + t0);
-      MGK_LAUNCH_CHECK(ctx);
-    }
-  }
-  rank_sums_kernel<<<unsigned(world), 256, 0, st>>>(tokens, M, a->gens[3], a->gens[4], ctx->rank, sums,
-                                                    static_cast<double*>(a->expected[1]), a->scale[1],
-                                                    static_cast<double*>(a->expected[2]), a->scale[2]);
-  MGK_LAUNCH_CHECK(ctx);
-  scalars_kernel<<<1, 1, 0, st>>>(sums, world, ctx->rank, mgk::oracle::fp32_accumulation(M),
-                                  static_cast<double*>(a->expected[0]), a->scale[0],
-                                  static_cast<double*>(a->expected[3]), a->scale[3]);
-  MGK_LAUNCH_CHECK(ctx);
-  return 0;
-}
+MGK_REFERENCE(ImportanceSamplingLoss)

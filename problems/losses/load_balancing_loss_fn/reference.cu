@@ -5,21 +5,12 @@
 // fp32; NCCL averages the 4-byte loss over the ranks (ncclAvg: the sum, then / W).
 #include <algorithm>
 
-#include "mgk/oracle_gemm.cuh"
-#include "mgk/reference.h"
+#include "mgk/reference_kit.h"
 
 namespace {
 
 constexpr int kE = 8, kK = 2;  // ParallelKernelBench's experts and top-k
 constexpr int kThreads = 256, kMaxBlocks = 264;
-
-struct State {
-  float* partial = nullptr;  // blocks x 2E: per expert, picks then sum of p
-  int blocks = 1;
-  ~State() { cudaFree(partial); }
-};
-
-State& state(mgk_ctx* ctx) { return *static_cast<State*>(ctx->state); }
 
 __global__ void partials_kernel(const __nv_bfloat16* logits, int64_t m, float* partial) {
   float picks[kE] = {}, psum[kE] = {};
@@ -68,34 +59,6 @@ __global__ void finish_kernel(const float* partial, int blocks, int64_t m, float
   for (int o = 16; o; o /= 2) term += __shfl_xor_sync(0xffffffffu, term, o);
   if (e == 0) *loss = term * float(kE);
 }
-
-}  // namespace
-
-MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
-  if (mgk::dim(ctx, "E") != kE || mgk::dim(ctx, "K") != kK) return mgk::set_error(ctx, "the reference needs E = 8, K = 2");
-  auto* s = new State;
-  ctx->state = s;
-  const int64_t m = mgk::dim(ctx, "M");
-  s->blocks = int(std::clamp<int64_t>((m + kThreads - 1) / kThreads, 1, kMaxBlocks));
-  MGK_CUDA_TRY(ctx, cudaMalloc(&s->partial, size_t(s->blocks) * 2 * kE * 4));
-  return 0;
-}
-
-MGK_EXPORT void mgk_teardown(mgk_ctx* ctx) { delete &state(ctx); }
-
-MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor* out, int, cudaStream_t st) {
-  State& s = state(ctx);
-  const int64_t m = mgk::dim(ctx, "M");
-  auto* loss = static_cast<float*>(out[0].data);
-  partials_kernel<<<unsigned(s.blocks), kThreads, 0, st>>>(static_cast<const __nv_bfloat16*>(in[0].data), m, s.partial);
-  MGK_LAUNCH_CHECK(ctx);
-  finish_kernel<<<1, 32, 0, st>>>(s.partial, s.blocks, m, loss);
-  MGK_LAUNCH_CHECK(ctx);
-  MGK_NCCL_STEP(ctx, ncclAllReduce(loss, loss, 1, ncclFloat32, ncclAvg, mgk::comm(ctx), st));
-  return 0;
-}
-
-namespace {
 
 // Per rank (blockIdx.y), exactly: the sum of p[e] over its tokens, the tokens whose exact
 // top-2 holds e (ties to the lower index), and the tokens where an expert left out has a p
@@ -148,25 +111,49 @@ __global__ void exact_loss_kernel(const double* psum, const double* picks, const
   scale[0] = float(0x1p16 * (fabs(loss) * (1 + mgk::oracle::fp32_accumulation(m)) + ties / mgk::oracle::kBf16U));
 }
 
+struct LoadBalancingLoss : mgk::Reference {
+  using Reference::Reference;
+  const int64_t E = dim("E"), K = dim("K"), M = dim("M");
+  const int blocks = int(std::clamp<int64_t>((M + kThreads - 1) / kThreads, 1, kMaxBlocks));
+  mgk::DeviceBuffer<float> partial;  // blocks x 2E: per expert, picks then sum of p
+
+  int setup() {
+    if (E != kE || K != kK) return mgk::set_error(ctx, "the reference needs E = 8, K = 2");
+    MGK_CUDA_TRY(ctx, partial.allocate(int64_t(blocks) * 2 * kE));
+    return 0;
+  }
+
+  int run(const mgk_tensor* in, const mgk_tensor* out, cudaStream_t st) {
+    auto* loss = static_cast<float*>(out[0].data);
+    partials_kernel<<<unsigned(blocks), kThreads, 0, st>>>(static_cast<const __nv_bfloat16*>(in[0].data), M, partial);
+    MGK_LAUNCH_CHECK(ctx);
+    finish_kernel<<<1, 32, 0, st>>>(partial, blocks, M, loss);
+    MGK_LAUNCH_CHECK(ctx);
+    MGK_NCCL_STEP(ctx, ncclAllReduce(loss, loss, 1, ncclFloat32, ncclAvg, comm(), st));
+    return 0;
+  }
+
+  // The exact mean over ranks of E sum_e f_e P_e (softmax, top-2 and means in fp64, from the
+  // regenerated logits). S, in units of u32 = 2^-24: 2^16 (that is u / u32) times |loss| for
+  // the bf16 roundings of p and of P_e (each at most u relative; the factor 3 counts both and
+  // a margin) and the fp32 sums over M tokens, plus the ties' allowance T / u (statement.md).
+  int oracle(const mgk_oracle_args* a, cudaStream_t st) {
+    const int world = this->world();
+    mgk::oracle::Scratch scratch(st);
+    double* sums = scratch.get<double>(world * (2 * kE + 1));
+    if (!scratch.ok()) return mgk::set_error(ctx, "oracle: out of device memory");
+    MGK_CUDA_TRY(ctx, cudaMemsetAsync(sums, 0, sizeof(double) * world * (2 * kE + 1), st));
+    double *psum = sums, *picks = sums + world * kE, *ambiguous = sums + 2 * world * kE;
+    const dim3 grid(unsigned(std::min<int64_t>((M + 255) / 256, 512)), unsigned(world));
+    exact_sums_kernel<<<grid, 256, 0, st>>>(a->gens[0], M, psum, picks, ambiguous);
+    MGK_LAUNCH_CHECK(ctx);
+    exact_loss_kernel<<<1, 1, 0, st>>>(psum, picks, ambiguous, world, M, static_cast<double*>(a->expected[0]),
+                                       a->scale[0]);
+    MGK_LAUNCH_CHECK(ctx);
+    return 0;
+  }
+};
+
 }  // namespace
 
-// The exact mean over ranks of E sum_e f_e P_e (softmax, top-2 and means in fp64, from the
-// regenerated logits). S, in units of u32 = 2^-24: 2^16 (that is u / u32) times |loss| for
-// the bf16 roundings of p and of P_e (each at most u relative; the factor 3 counts both and
-// a margin) and the fp32 sums over M tokens, plus the ties' allowance T / u (statement.md).
-MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t st) {
-  const int64_t m = mgk::dim(ctx, "M");
-  const int world = ctx->world_size;
-  mgk::oracle::Scratch scratch(st);
-  double* sums = scratch.get<double>(world * (2 * kE + 1));
-  if (!scratch.ok()) return mgk::set_error(ctx, "oracle: out of device memory");
-  MGK_CUDA_TRY(ctx, cudaMemsetAsync(sums, 0, sizeof(double) * world * (2 * kE + 1), st));
-  double *psum = sums, *picks = sums + world * kE, *ambiguous = sums + 2 * world * kE;
-  const dim3 grid(unsigned(std::min<int64_t>((m + 255) / 256, 512)), unsigned(world));
-  exact_sums_kernel<<<grid, 256, 0, st>>>(a->gens[0], m, psum, picks, ambiguous);
-  MGK_LAUNCH_CHECK(ctx);
-  exact_loss_kernel<<<1, 1, 0, st>>>(psum, picks, ambiguous, world, m, static_cast<double*>(a->expected[0]),
-                                     a->scale[0]);
-  MGK_LAUNCH_CHECK(ctx);
-  return 0;
-}
+MGK_REFERENCE(LoadBalancingLoss)

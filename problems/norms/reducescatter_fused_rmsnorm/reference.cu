@@ -2,20 +2,12 @@
 // addends (this rank's chunk of the sum, rounded to bf16 at every hop), then a row kernel
 // divides by W in bf16 (PyTorch's div_ multiplies by 1/W and rounds), takes the row's mean
 // square in fp32, and writes bf16(m * rsqrt(ms + eps) * gamma).
-#include "mgk/oracle_gemm.cuh"
-#include "mgk/reference.h"
+#include "mgk/reference_kit.h"
 
 namespace {
 
 constexpr float kEps = 1e-5f;
 constexpr int kThreads = 128;
-
-struct State {
-  __nv_bfloat16* chunk = nullptr;  // ROWS x H: this rank's chunk of the sum
-  ~State() { cudaFree(chunk); }
-};
-
-State& state(mgk_ctx* ctx) { return *static_cast<State*>(ctx->state); }
 
 // The sum over a block's threads; every thread gets it.
 __device__ float block_sum(float v) {
@@ -45,30 +37,6 @@ __global__ void rms_norm_kernel(const __nv_bfloat16* chunk, const __nv_bfloat16*
   }
 }
 
-}  // namespace
-
-MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
-  auto* s = new State;
-  ctx->state = s;
-  MGK_CUDA_TRY(ctx, cudaMalloc(&s->chunk, size_t(mgk::dim(ctx, "ROWS") * mgk::dim(ctx, "H")) * 2));
-  return 0;
-}
-
-MGK_EXPORT void mgk_teardown(mgk_ctx* ctx) { delete &state(ctx); }
-
-MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor* out, int, cudaStream_t st) {
-  State& s = state(ctx);
-  const int64_t rows = mgk::dim(ctx, "ROWS"), h = mgk::dim(ctx, "H");
-  MGK_NCCL_STEP(ctx, ncclReduceScatter(in[0].data, s.chunk, size_t(rows * h), ncclBfloat16, ncclSum, mgk::comm(ctx), st));
-  rms_norm_kernel<<<unsigned(rows), kThreads, 0, st>>>(s.chunk, static_cast<const __nv_bfloat16*>(in[1].data),
-                                                        static_cast<__nv_bfloat16*>(out[0].data), h,
-                                                        1.0f / float(ctx->world_size));
-  MGK_LAUNCH_CHECK(ctx);
-  return 0;
-}
-
-namespace {
-
 // Per row i: ms[i] = mean of m^2 and me[i] = mean of |m| e (see the oracle).
 __global__ void row_means_kernel(const double* m, const double* e, int64_t h, double* ms, double* me) {
   __shared__ double part[2][kThreads];
@@ -87,46 +55,68 @@ __global__ void row_means_kernel(const double* m, const double* e, int64_t h, do
   if (threadIdx.x == 0) ms[blockIdx.x] = part[0][0] / double(h), me[blockIdx.x] = part[1][0] / double(h);
 }
 
+struct ReduceScatterFusedRmsNorm : mgk::Reference {
+  using Reference::Reference;
+  const int64_t rows = dim("ROWS"), h = dim("H");
+  mgk::DeviceBuffer<__nv_bfloat16> chunk;  // ROWS x H: this rank's chunk of the sum
+
+  int setup() {
+    MGK_CUDA_TRY(ctx, chunk.allocate(rows * h));
+    return 0;
+  }
+
+  int run(const mgk_tensor* in, const mgk_tensor* out, cudaStream_t st) {
+    MGK_NCCL_STEP(ctx, ncclReduceScatter(in[0].data, chunk, size_t(rows * h), ncclBfloat16, ncclSum, comm(), st));
+    rms_norm_kernel<<<unsigned(rows), kThreads, 0, st>>>(chunk, static_cast<const __nv_bfloat16*>(in[1].data),
+                                                          static_cast<__nv_bfloat16*>(out[0].data), h,
+                                                          1.0f / float(world()));
+    MGK_LAUNCH_CHECK(ctx);
+    return 0;
+  }
+
+  // m = (sum over ranks of chunk R of x) / W exactly, y = gamma m / sqrt(mean(m^2) + eps). The
+  // error of m_j in units of u is at most e_j = (W - 1) / W sum_s |x_s| (the ring's W - 1
+  // roundings, each of a partial no larger than sum_s |x_s|, then divided by W) + |m_j| (the
+  // division's rounding). It reaches y directly (|gamma| e / sqrt(d), d = ms + eps) and through
+  // the mean square (|y| mean(|m| e) / d), and y is rounded once (|y|): S is their sum.
+  int oracle(const mgk_oracle_args* a, cudaStream_t st) {
+    const int64_t h = this->h, n = rows * h;  // by value into the device lambdas
+    const int world = this->world(), rank = this->rank();
+    mgk::oracle::Scratch scratch(st);
+    double *m = scratch.get<double>(n), *e = scratch.get<double>(n), *ms = scratch.get<double>(rows),
+           *me = scratch.get<double>(rows);
+    if (!scratch.ok()) return mgk::set_error(ctx, "oracle: out of device memory");
+    const mgk_input_gen gx = a->gens[0], gg = a->gens[1];
+    MGK_CUDA_TRY(ctx, mgk::oracle::for_each(
+                          n,
+                          [=] __device__(int64_t i) {
+                            double sum = 0, mag = 0;
+                            for (int s = 0; s < world; ++s) {
+                              const double v = mgk::gen_value(gx, s, rank * n + i);
+                              sum += v, mag += fabs(v);
+                            }
+                            m[i] = sum / world;
+                            e[i] = double(world - 1) / world * mag + fabs(m[i]);
+                          },
+                          st));
+    row_means_kernel<<<unsigned(rows), kThreads, 0, st>>>(m, e, h, ms, me);
+    MGK_LAUNCH_CHECK(ctx);
+    auto* expected = static_cast<double*>(a->expected[0]);
+    float* scale = a->scale[0];
+    MGK_CUDA_TRY(ctx, mgk::oracle::for_each(
+                          n,
+                          [=] __device__(int64_t i) {
+                            const int64_t row = i / h;
+                            const double d = ms[row] + double(kEps), g = mgk::gen_value(gg, rank, i % h);
+                            const double y = g * m[i] / sqrt(d);
+                            expected[i] = y;
+                            scale[i] = float(fabs(y) + fabs(g) * e[i] / sqrt(d) + fabs(y) * me[row] / d);
+                          },
+                          st));
+    return 0;
+  }
+};
+
 }  // namespace
 
-// m = (sum over ranks of chunk R of x) / W exactly, y = gamma m / sqrt(mean(m^2) + eps). The
-// error of m_j in units of u is at most e_j = (W - 1) / W sum_s |x_s| (the ring's W - 1
-// roundings, each of a partial no larger than sum_s |x_s|, then divided by W) + |m_j| (the
-// division's rounding). It reaches y directly (|gamma| e / sqrt(d), d = ms + eps) and through
-// the mean square (|y| mean(|m| e) / d), and y is rounded once (|y|): S is their sum.
-MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t st) {
-  const int64_t rows = mgk::dim(ctx, "ROWS"), h = mgk::dim(ctx, "H"), n = rows * h;
-  const int world = ctx->world_size, rank = ctx->rank;
-  mgk::oracle::Scratch scratch(st);
-  double *m = scratch.get<double>(n), *e = scratch.get<double>(n), *ms = scratch.get<double>(rows),
-         *me = scratch.get<double>(rows);
-  if (!scratch.ok()) return mgk::set_error(ctx, "oracle: out of device memory");
-  const mgk_input_gen gx = a->gens[0], gg = a->gens[1];
-  MGK_CUDA_TRY(ctx, mgk::oracle::for_each(
-                        n,
-                        [=] __device__(int64_t i) {
-                          double sum = 0, mag = 0;
-                          for (int s = 0; s < world; ++s) {
-                            const double v = mgk::gen_value(gx, s, rank * n + i);
-                            sum += v, mag += fabs(v);
-                          }
-                          m[i] = sum / world;
-                          e[i] = double(world - 1) / world * mag + fabs(m[i]);
-                        },
-                        st));
-  row_means_kernel<<<unsigned(rows), kThreads, 0, st>>>(m, e, h, ms, me);
-  MGK_LAUNCH_CHECK(ctx);
-  auto* expected = static_cast<double*>(a->expected[0]);
-  float* scale = a->scale[0];
-  MGK_CUDA_TRY(ctx, mgk::oracle::for_each(
-                        n,
-                        [=] __device__(int64_t i) {
-                          const int64_t row = i / h;
-                          const double d = ms[row] + double(kEps), g = mgk::gen_value(gg, rank, i % h);
-                          const double y = g * m[i] / sqrt(d);
-                          expected[i] = y;
-                          scale[i] = float(fabs(y) + fabs(g) * e[i] / sqrt(d) + fabs(y) * me[row] / d);
-                        },
-                        st));
-  return 0;
-}
+MGK_REFERENCE(ReduceScatterFusedRmsNorm)

@@ -3,15 +3,9 @@
 #include <cuda_fp8.h>
 
 #include "mgk/fp8.cuh"
-#include "mgk/oracle_gemm.cuh"  // oracle::for_each, oracle::Scratch
-#include "mgk/reference.h"
+#include "mgk/reference_kit.h"
 
 namespace {
-
-struct State {
-  float* local = nullptr;  // [W, M, N] this rank's dequantised slices, before the exchange
-  ~State() { cudaFree(local); }
-};
 
 // x[i] = y[i] * s[i / 128]; blocks are 128 consecutive elements of the flattened tensor.
 __global__ void dequantize_kernel(const uint8_t* y, const __nv_bfloat16* s, float* x, int64_t n) {
@@ -21,50 +15,53 @@ __global__ void dequantize_kernel(const uint8_t* y, const __nv_bfloat16* s, floa
   }
 }
 
+struct BlockedFp8Dequantize : mgk::Reference {
+  using Reference::Reference;
+  const int64_t M = dim("M"), N = dim("N"), NBLK = dim("NBLK");
+  const int64_t slice = M * N;
+  mgk::DeviceBuffer<float> local;  // [W, M, N] this rank's dequantised slices, before the exchange
+
+  int setup() {
+    MGK_CUDA_TRY(ctx, local.allocate(world() * slice));
+    return 0;
+  }
+
+  int run(const mgk_tensor* in, const mgk_tensor* out, cudaStream_t st) {
+    const int64_t n = world() * slice;
+    const int grid = int(std::min<int64_t>((n + 255) / 256, int64_t(ctx->num_sms) * 16));
+    dequantize_kernel<<<grid, 256, 0, st>>>(static_cast<const uint8_t*>(in[0].data),
+                                            static_cast<const __nv_bfloat16*>(in[1].data), local, n);
+    MGK_LAUNCH_CHECK(ctx);
+    auto* x = static_cast<float*>(out[0].data);
+    MGK_NCCL_STEP(ctx, ncclGroupStart());
+    for (int p = 0; p < world(); ++p) {
+      MGK_NCCL_STEP(ctx, ncclSend(local + p * slice, size_t(slice), ncclFloat32, p, comm(), st));
+      MGK_NCCL_STEP(ctx, ncclRecv(x + p * slice, size_t(slice), ncclFloat32, p, comm(), st));
+    }
+    MGK_NCCL_STEP(ctx, ncclGroupEnd());
+    return 0;
+  }
+
+  // Exact: x[q][i] on rank R is rank q's y[R][i] times its s[R][i / 128]; the product of an
+  // e4m3 value (4 significant bits) and a bf16 value (8) has at most 12 significant bits and
+  // a normal exponent, so fp32 holds it exactly and any correct order of the work gives it.
+  int oracle(const mgk_oracle_args* a, cudaStream_t st) {
+    const int64_t slice = this->slice, nblk = NBLK;  // by value into the device lambda
+    const mgk_input_gen gy = a->gens[0], gs = a->gens[1];
+    const int rank = this->rank();
+    auto* expected = static_cast<double*>(a->expected[0]);
+    MGK_CUDA_TRY(ctx, mgk::oracle::for_each(
+                          world() * slice,
+                          [=] __device__(int64_t i) {
+                            const int q = int(i / slice);
+                            const int64_t j = i % slice;
+                            expected[i] = mgk::gen_value(gy, q, rank * slice + j) * mgk::gen_value(gs, q, rank * nblk + j / 128);
+                          },
+                          st));
+    return 0;
+  }
+};
+
 }  // namespace
 
-MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
-  auto* s = new State;
-  ctx->state = s;
-  const size_t n = size_t(ctx->world_size) * size_t(mgk::dim(ctx, "M") * mgk::dim(ctx, "N"));
-  MGK_CUDA_TRY(ctx, cudaMalloc(&s->local, n * sizeof(float)));
-  return 0;
-}
-
-MGK_EXPORT void mgk_teardown(mgk_ctx* ctx) { delete static_cast<State*>(ctx->state); }
-
-MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor* out, int, cudaStream_t st) {
-  auto& s = *static_cast<State*>(ctx->state);
-  const int64_t slice = mgk::dim(ctx, "M") * mgk::dim(ctx, "N"), n = ctx->world_size * slice;
-  const int grid = int(std::min<int64_t>((n + 255) / 256, int64_t(ctx->num_sms) * 16));
-  dequantize_kernel<<<grid, 256, 0, st>>>(static_cast<const uint8_t*>(in[0].data),
-                                          static_cast<const __nv_bfloat16*>(in[1].data), s.local, n);
-  MGK_LAUNCH_CHECK(ctx);
-  auto* x = static_cast<float*>(out[0].data);
-  MGK_NCCL_STEP(ctx, ncclGroupStart());
-  for (int p = 0; p < ctx->world_size; ++p) {
-    MGK_NCCL_STEP(ctx, ncclSend(s.local + p * slice, size_t(slice), ncclFloat32, p, mgk::comm(ctx), st));
-    MGK_NCCL_STEP(ctx, ncclRecv(x + p * slice, size_t(slice), ncclFloat32, p, mgk::comm(ctx), st));
-  }
-  MGK_NCCL_STEP(ctx, ncclGroupEnd());
-  return 0;
-}
-
-// Exact: x[q][i] on rank R is rank q's y[R][i] times its s[R][i / 128]; the product of an
-// e4m3 value (4 significant bits) and a bf16 value (8) has at most 12 significant bits and
-// a normal exponent, so fp32 holds it exactly and any correct order of the work gives it.
-MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t st) {
-  const int64_t slice = mgk::dim(ctx, "M") * mgk::dim(ctx, "N"), nblk = mgk::dim(ctx, "NBLK");
-  const mgk_input_gen gy = a->gens[0], gs = a->gens[1];
-  const int rank = ctx->rank;
-  auto* expected = static_cast<double*>(a->expected[0]);
-  MGK_CUDA_TRY(ctx, mgk::oracle::for_each(
-                        ctx->world_size * slice,
-                        [=] __device__(int64_t i) {
-                          const int q = int(i / slice);
-                          const int64_t j = i % slice;
-                          expected[i] = mgk::gen_value(gy, q, rank * slice + j) * mgk::gen_value(gs, q, rank * nblk + j / 128);
-                        },
-                        st));
-  return 0;
-}
+MGK_REFERENCE(BlockedFp8Dequantize)

@@ -12,94 +12,66 @@
 
 namespace {
 
-struct State {
-  float* amax = nullptr;  // [0] amax, [1] scale
-  __nv_bfloat16* recon = nullptr;
-  void* temp = nullptr;
-  size_t temp_bytes = 0;
-  ~State() {
-    cudaFree(amax);
-    cudaFree(recon);
-    cudaFree(temp);
-  }
-};
+constexpr int kPartials = 256;  // the oracle's blocks per rank for amax
 
 __global__ void average_kernel(__nv_bfloat16* y, int64_t n, float inv_w) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     y[i] = __float2bfloat16_rn(__bfloat162float(y[i]) * inv_w);
 }
 
+struct Fp8ReduceScatterGrads : quant::DelayedScaling {
+  using DelayedScaling::DelayedScaling;
+  mgk::DeviceBuffer<__nv_bfloat16> recon;  // W P: every element through the round trip
+
+  int setup() {
+    const int64_t n = world() * P;
+    if (int rc = setup_amax(n)) return rc;
+    MGK_CUDA_TRY(ctx, recon.allocate(std::max<int64_t>(n, 1)));
+    return 0;
+  }
+
+  int run(const mgk_tensor* in, const mgk_tensor* out, cudaStream_t st) {
+    auto* shard = static_cast<__nv_bfloat16*>(out[0].data);
+    if (int rc = round_trip(in, out, in[0].numel, recon, st)) return rc;
+    MGK_NCCL_STEP(ctx, ncclReduceScatter(recon, shard, size_t(P), ncclBfloat16, ncclSum, comm(), st));
+    average_kernel<<<quant::grid_for(ctx, P), 256, 0, st>>>(shard, P, 1.0f / float(world()));
+    MGK_LAUNCH_CHECK(ctx);
+    return 0;
+  }
+
+  // Exact, in fp64 from the regenerated inputs, per rank q: amax_q, the rolled history, its max
+  // M_q (clamped at 1e-12), scale_q = fp32(M_q / 448) (an fp64 quotient of fp32 values rounded
+  // once to fp32 is the correctly rounded fp32 quotient), x / scale_q likewise, its e4m3
+  // value, the fp32 product with scale_q (exact in fp64, then rounded to fp32) and its bf16
+  // rounding: recon_q, bit for bit what the reference computes. The shard is the exact mean of
+  // the W recon values; its S their mean |.|. new_history is compared exactly.
+  int oracle(const mgk_oracle_args* a, cudaStream_t st) {
+    const int W = world(), R = rank();
+    const int64_t P = this->P, n = int64_t(W) * P;  // P by value into the device lambda
+    const mgk_input_gen g = a->gens[0];
+    mgk::oracle::Scratch scratch(st);
+    double* scale = nullptr;
+    if (int rc = oracle_scales<kPartials>(a, scratch, n, &scale, st)) return rc;
+    auto* e = static_cast<double*>(a->expected[0]);
+    float* sc = a->scale[0];
+    MGK_CUDA_TRY(ctx, mgk::oracle::for_each(
+                          P,
+                          [=] __device__(int64_t i) {
+                            double sum = 0, mag = 0;
+                            for (int q = 0; q < W; ++q) {
+                              const double x = mgk::gen_value(g, q, int64_t(R) * P + i);
+                              const double v = quant::recon_exact(x, scale[q]);
+                              sum += v;
+                              mag += fabs(v);
+                            }
+                            e[i] = sum / W;
+                            sc[i] = float(mag / W);
+                          },
+                          st));
+    return 0;
+  }
+};
 
 }  // namespace
 
-MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
-  auto* s = new State;
-  ctx->state = s;
-  if (mgk::dim(ctx, "H") > 32) return mgk::set_error(ctx, "history longer than a warp");
-  const int64_t n = ctx->world_size * mgk::dim(ctx, "P");
-  MGK_CUDA_TRY(ctx, cudaMalloc(&s->amax, 2 * sizeof(float)));
-  MGK_CUDA_TRY(ctx, cudaMalloc(&s->recon, std::max<int64_t>(n, 1) * sizeof(__nv_bfloat16)));
-  MGK_CUDA_TRY(ctx, cub::DeviceReduce::TransformReduce(nullptr, s->temp_bytes, static_cast<const __nv_bfloat16*>(nullptr),
-                                                       s->amax, n, cuda::maximum<float>(), quant::Abs(), 0.0f));
-  MGK_CUDA_TRY(ctx, cudaMalloc(&s->temp, std::max<size_t>(s->temp_bytes, 16)));
-  return 0;
-}
-
-MGK_EXPORT void mgk_teardown(mgk_ctx* ctx) { delete static_cast<State*>(ctx->state); }
-
-MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor* out, int, cudaStream_t st) {
-  auto& s = *static_cast<State*>(ctx->state);
-  const int64_t P = mgk::dim(ctx, "P"), n = in[0].numel;
-  const int h = int(in[1].numel);
-  const auto* x = static_cast<const __nv_bfloat16*>(in[0].data);
-  auto* shard = static_cast<__nv_bfloat16*>(out[0].data);
-  MGK_CUDA_TRY(ctx, cub::DeviceReduce::TransformReduce(s.temp, s.temp_bytes, x, s.amax, n, cuda::maximum<float>(), quant::Abs(),
-                                                       0.0f, st));
-  quant::history_kernel<<<1, 32, 0, st>>>(static_cast<const __nv_bfloat16*>(in[1].data), h, s.amax,
-                                   static_cast<__nv_bfloat16*>(out[1].data));
-  MGK_LAUNCH_CHECK(ctx);
-  quant::round_trip_kernel<<<quant::grid_for(ctx, n), 256, 0, st>>>(x, s.recon, n, s.amax);
-  MGK_LAUNCH_CHECK(ctx);
-  MGK_NCCL_STEP(ctx, ncclReduceScatter(s.recon, shard, size_t(P), ncclBfloat16, ncclSum, mgk::comm(ctx), st));
-  average_kernel<<<quant::grid_for(ctx, P), 256, 0, st>>>(shard, P, 1.0f / float(ctx->world_size));
-  MGK_LAUNCH_CHECK(ctx);
-  return 0;
-}
-
-namespace {
-constexpr int kPartials = 256;  // the oracle's blocks per rank for amax
-}  // namespace
-
-// Exact, in fp64 from the regenerated inputs, per rank q: amax_q, the rolled history, its max
-// M_q (clamped at 1e-12), scale_q = fp32(M_q / 448) (an fp64 quotient of fp32 values rounded
-// once to fp32 is the correctly rounded fp32 quotient), x / scale_q likewise, its e4m3
-// value, the fp32 product with scale_q (exact in fp64, then rounded to fp32) and its bf16
-// rounding: recon_q, bit for bit what the reference computes. The shard is the exact mean of
-// the W recon values; its S their mean |.|. new_history is compared exactly.
-MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t st) {
-  const int W = ctx->world_size, R = ctx->rank;
-  const int64_t P = mgk::dim(ctx, "P"), n = int64_t(W) * P;
-  const int h = int(a->inputs[1].numel);
-  const mgk_input_gen g = a->gens[0], hg = a->gens[1];
-  mgk::oracle::Scratch scratch(st);
-  double* scale = nullptr;
-  if (int rc = quant::oracle_scales<kPartials>(ctx, scratch, g, n, hg, h, static_cast<double*>(a->expected[1]), &scale, st))
-    return rc;
-  auto* e = static_cast<double*>(a->expected[0]);
-  float* sc = a->scale[0];
-  MGK_CUDA_TRY(ctx, mgk::oracle::for_each(
-                        P,
-                        [=] __device__(int64_t i) {
-                          double sum = 0, mag = 0;
-                          for (int q = 0; q < W; ++q) {
-                            const double x = mgk::gen_value(g, q, int64_t(R) * P + i);
-                            const double v = quant::recon_exact(x, scale[q]);
-                            sum += v;
-                            mag += fabs(v);
-                          }
-                          e[i] = sum / W;
-                          sc[i] = float(mag / W);
-                        },
-                        st));
-  return 0;
-}
+MGK_REFERENCE(Fp8ReduceScatterGrads)

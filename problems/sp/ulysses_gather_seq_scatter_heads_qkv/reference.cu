@@ -6,55 +6,48 @@
 // of every batch.
 #include <algorithm>
 
-#include "mgk/reference.h"
+#include "mgk/reference_kit.h"
 #include "../ulysses_exchange.cuh"
 
 namespace {
 
 // send: W slots; slot d: [b][t][j][C] = qkv[b][t][j H D + d C ..], C = HL D
 // recv: W slots; slot s: rank s's B x T x 3 C for this rank's heads
-using State = sp::Staging;
+struct GatherSeqScatterHeadsQkv : sp::StagedReference {
+  using StagedReference::StagedReference;
 
-State& state(mgk_ctx* ctx) { return *static_cast<State*>(ctx->state); }
+  int setup() { return allocate_staging(ctx->inputs[0]); }
+
+  int run(const mgk_tensor* in, const mgk_tensor* out, cudaStream_t st) {
+    const int w = world();
+    const int64_t B = in[0].shape[0], T = in[0].shape[1], HD = in[0].shape[2] / 3, elt = mgk::dtype_size(in[0].dtype);
+    const int64_t piece = HD / w * elt;  // C elements: one of q, k, v of one position, for one rank
+    const auto slot = int64_t(staging.slot);
+    // Pack: slot d [(b, t, j)] = qkv[(b, t, j)][d C ..]: a = d, b = (b, t, j), rows H D apart.
+    MGK_CUDA_TRY(ctx, sp::copy3d(in[0].data, piece, HD * elt, staging.send, slot, piece, w, B * T * 3, piece, st));
+    if (int rc = exchange(size_t(B * T * 3 * HD / w), in[0].dtype, st)) return rc;
+    // Unpack: y[b][p T + t] = slot p [b][t]: a = b, b = p, one batch's T x 3 C a piece.
+    const int64_t run = T * 3 * piece;
+    MGK_CUDA_TRY(ctx, sp::copy3d(staging.recv, run, slot, out[0].data, w * run, run, B, w, run, st));
+    return 0;
+  }
+
+  // y[b][s T + t][j C + c] = qkv_s[b][t][j H D + r C + c].
+  int oracle(const mgk_oracle_args* a, cudaStream_t st) {
+    const int64_t T = a->inputs[0].shape[1], HD = a->inputs[0].shape[2] / 3, w = world(), C = HD / w;
+    const int64_t r = rank();
+    MGK_CUDA_TRY(ctx, mgk::oracle::copy(
+                          a->gens[0],
+                          [=] __device__(int64_t i) {
+                            const int64_t k = i % (3 * C), p = i / (3 * C) % (w * T), b = i / (3 * C * w * T);
+                            const int64_t s = p / T, t = p % T, j = k / C, c = k % C;
+                            return mgk::oracle::Source{int(s), (b * T + t) * 3 * HD + j * HD + r * C + c};
+                          },
+                          a->expected[0], a->outputs[0].numel, st));
+    return 0;
+  }
+};
 
 }  // namespace
 
-MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
-  auto* s = new State;
-  ctx->state = s;
-  MGK_CUDA_TRY(ctx, s->allocate(ctx->world_size, size_t(ctx->inputs[0].numel / ctx->world_size) *
-                                                      mgk::dtype_size(ctx->inputs[0].dtype)));
-  return 0;
-}
-
-MGK_EXPORT void mgk_teardown(mgk_ctx* ctx) { delete &state(ctx); }
-
-MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor* out, int, cudaStream_t st) {
-  State& s = state(ctx);
-  const int w = ctx->world_size;
-  const int64_t B = in[0].shape[0], T = in[0].shape[1], HD = in[0].shape[2] / 3, elt = mgk::dtype_size(in[0].dtype);
-  const int64_t piece = HD / w * elt;  // C elements: one of q, k, v of one position, for one rank
-  const auto slot = int64_t(s.slot);
-  // Pack: slot d [(b, t, j)] = qkv[(b, t, j)][d C ..]: a = d, b = (b, t, j), rows H D apart.
-  MGK_CUDA_TRY(ctx, sp::copy3d(in[0].data, piece, HD * elt, s.send, slot, piece, w, B * T * 3, piece, st));
-  if (int rc = sp::exchange(ctx, s.send, s.slot, s.recv, s.slot, size_t(B * T * 3 * HD / w), in[0].dtype, st)) return rc;
-  // Unpack: y[b][p T + t] = slot p [b][t]: a = b, b = p, one batch's T x 3 C a piece.
-  const int64_t run = T * 3 * piece;
-  MGK_CUDA_TRY(ctx, sp::copy3d(s.recv, run, slot, out[0].data, w * run, run, B, w, run, st));
-  return 0;
-}
-
-// y[b][s T + t][j C + c] = qkv_s[b][t][j H D + r C + c].
-MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t st) {
-  const int64_t T = a->inputs[0].shape[1], HD = a->inputs[0].shape[2] / 3, w = ctx->world_size, C = HD / w;
-  const int64_t r = ctx->rank;
-  MGK_CUDA_TRY(ctx, mgk::oracle::copy(
-                        a->gens[0],
-                        [=] __device__(int64_t i) {
-                          const int64_t k = i % (3 * C), p = i / (3 * C) % (w * T), b = i / (3 * C * w * T);
-                          const int64_t s = p / T, t = p % T, j = k / C, c = k % C;
-                          return mgk::oracle::Source{int(s), (b * T + t) * 3 * HD + j * HD + r * C + c};
-                        },
-                        a->expected[0], a->outputs[0].numel, st));
-  return 0;
-}
+MGK_REFERENCE(GatherSeqScatterHeadsQkv)

@@ -4,26 +4,9 @@
 // x_rows (ML x H), and cuBLASLt computes h = x_rows W1 (bf16), SiLU rounds a = silu(h) to
 // bf16, and cuBLASLt computes y = a W2 (bf16; fp32 accumulation in both GEMMs).
 #include "mgk/lt_gemm.h"
-#include "mgk/oracle_gemm.cuh"
-#include "mgk/reference.h"
+#include "mgk/reference_kit.h"
 
 namespace {
-
-struct State {
-  mgk::lt::Handle lt;
-  mgk::lt::Gemm up, down;
-  void* tiles = nullptr;  // W x ML x HL, as received
-  void* rows = nullptr;   // ML x H
-  void* act = nullptr;    // ML x F: h, then silu(h) in place
-  mgk::oracle::Blas blas;
-  ~State() {
-    cudaFree(tiles);
-    cudaFree(rows);
-    cudaFree(act);
-  }
-};
-
-State& state(mgk_ctx* ctx) { return *static_cast<State*>(ctx->state); }
 
 // x = bf16(silu(x)), computed in fp32 as PyTorch does for bf16 tensors; 2 elements a thread.
 __global__ void silu_kernel(__nv_bfloat16* x, int64_t n) {
@@ -41,93 +24,97 @@ __global__ void silu_kernel(__nv_bfloat16* x, int64_t n) {
   }
 }
 
+struct CombinedShardedGemms : mgk::Reference {
+  using Reference::Reference;
+  const int64_t ML = dim("ML"), HL = dim("HL"), H = dim("H"), F = dim("F");
+  mgk::lt::Handle lt;
+  mgk::lt::Gemm up, down;
+  mgk::DeviceBuffer<__nv_bfloat16> tiles;  // W x ML x HL, as received
+  mgk::DeviceBuffer<__nv_bfloat16> rows;   // ML x H
+  mgk::DeviceBuffer<__nv_bfloat16> act;    // ML x F: h, then silu(h) in place
+
+  int setup() {
+    MGK_CUDA_TRY(ctx, tiles.allocate(ML * H));
+    MGK_CUDA_TRY(ctx, rows.allocate(ML * H));
+    MGK_CUDA_TRY(ctx, act.allocate(ML * F));
+    MGK_CUBLAS_TRY(ctx, lt.create());
+    MGK_CUBLAS_TRY(ctx, up.plan(lt, {ML, F, H}));
+    MGK_CUBLAS_TRY(ctx, down.plan(lt, {ML, H, F}));
+    return 0;
+  }
+
+  int run(const mgk_tensor* in, const mgk_tensor* out, cudaStream_t st) {
+    const int64_t tile = ML * HL * 2;
+    const auto* x = static_cast<const char*>(in[0].data);
+    auto* received = reinterpret_cast<char*>(tiles.get());
+    MGK_NCCL_STEP(ctx, ncclGroupStart());
+    for (int r = 0; r < world(); ++r) {
+      MGK_NCCL_STEP(ctx, ncclSend(x + r * tile, ML * HL, ncclBfloat16, r, comm(), st));
+      MGK_NCCL_STEP(ctx, ncclRecv(received + r * tile, ML * HL, ncclBfloat16, r, comm(), st));
+    }
+    MGK_NCCL_STEP(ctx, ncclGroupEnd());
+    MGK_CUDA_TRY(ctx, mgk::blocks_side_by_side(received, tile, rows, ML, HL, 2, world(), st));
+    MGK_CUBLAS_TRY(ctx, up.run(rows, in[1].data, act, st));
+    const int64_t n = ML * F;
+    silu_kernel<<<int(std::min<int64_t>((n / 2 + 255) / 256 + 1, 8192)), 256, 0, st>>>(act, n);
+    MGK_LAUNCH_CHECK(ctx);
+    MGK_CUBLAS_TRY(ctx, down.run(act, in[2].data, out[0].data, st));
+    return 0;
+  }
+
+  // y = silu(x_rows W1) W2 exactly, x_rows from every rank's regenerated x. The reference
+  // rounds h = x_rows W1, then a = silu(h), then y, each to bf16. The errors of h_f and a_f
+  // (at most u p_f, p = 1.1 (|h| + acc(H) |x_rows| |W1|) + |a|, since |silu'| <= 1.1 carries
+  // h's error into a; acc: fp32_accumulation) are independent and of mean zero across f, so
+  // they reach y_j as a random walk, not as their worst-case sum (oracle_gemm.cuh):
+  //   |y' - y| <= u (|y| + kRoundingWalk sqrt(sum_f (p_f W2_fj)^2) + acc(F) sum_f |a_f W2_fj|).
+  // S is that bracket: its middle term grows like sqrt(F), as the error does, where the worst
+  // case sum_f p_f |W2_fj| grows like F and lets a GELU pass for the SiLU at F = 4096.
+  int oracle(const mgk_oracle_args* a, cudaStream_t st) {
+    namespace o = mgk::oracle;
+    o::Scratch scratch(st);
+    double *X = scratch.get<double>(ML * H), *W1 = scratch.get<double>(H * F), *W2 = scratch.get<double>(F * H),
+           *h = scratch.get<double>(ML * F), *hmag = scratch.get<double>(ML * F), *acc = scratch.get<double>(ML * H),
+           *walk = scratch.get<double>(ML * H);
+    if (!scratch.ok()) return mgk::set_error(ctx, "oracle: out of device memory");
+    cublasHandle_t handle = oracle_blas(st);
+    if (!handle) return 1;
+    MGK_CUDA_TRY(ctx, o::regen_side_by_side(a->gens[0], world(), HL, rank() * ML, ML, X, st));
+    MGK_CUDA_TRY(ctx, o::regen(a->gens[1], rank(), F, 0, 0, H, F, W1, F, st));
+    MGK_CUDA_TRY(ctx, o::regen(a->gens[2], rank(), H, 0, 0, F, H, W2, H, st));
+    MGK_CUBLAS_TRY(ctx,
+                   o::product_and_magnitude(handle, ML, F, H, {X, H, ML * H}, {W1, F, H * F}, h, 0, hmag, 0, F, st));
+    // h becomes a = silu(h), hmag becomes p.
+    const double acc_h = o::fp32_accumulation(H), acc_y = o::fp32_accumulation(F);
+    MGK_CUDA_TRY(ctx, o::for_each(
+                          ML * F,
+                          [=] __device__(int64_t i) {
+                            const double v = h[i], act = v / (1.0 + exp(-v));
+                            hmag[i] = 1.1 * (fabs(v) + acc_h * hmag[i]) + fabs(act);
+                            h[i] = act;
+                          },
+                          st));
+    auto* expected = static_cast<double*>(a->expected[0]);
+    MGK_CUBLAS_TRY(ctx, o::dgemm(handle, false, false, ML, H, F, h, F, W2, H, 0, expected, H));
+    // acc = |a| |W2| (the second GEMM's fp32 accumulation), walk = p^2 W2^2.
+    MGK_CUDA_TRY(ctx, o::absolute(h, ML * F, st));
+    MGK_CUDA_TRY(ctx, o::absolute(W2, F * H, st));
+    MGK_CUBLAS_TRY(ctx, o::dgemm(handle, false, false, ML, H, F, h, F, W2, H, 0, acc, H));
+    MGK_CUDA_TRY(ctx, o::square(hmag, ML * F, st));
+    MGK_CUDA_TRY(ctx, o::square(W2, F * H, st));
+    MGK_CUBLAS_TRY(ctx, o::dgemm(handle, false, false, ML, H, F, hmag, F, W2, H, 0, walk, H));
+    float* scale = a->scale[0];
+    const double lambda = o::kRoundingWalk;
+    MGK_CUDA_TRY(ctx, o::for_each(
+                          ML * H,
+                          [=] __device__(int64_t i) {
+                            scale[i] = float(fabs(expected[i]) + lambda * sqrt(walk[i]) + acc_y * acc[i]);
+                          },
+                          st));
+    return 0;
+  }
+};
+
 }  // namespace
 
-MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
-  auto* s = new State;
-  ctx->state = s;
-  const int64_t ML = mgk::dim(ctx, "ML"), H = mgk::dim(ctx, "H"), F = mgk::dim(ctx, "F");
-  MGK_CUDA_TRY(ctx, cudaMalloc(&s->tiles, size_t(ML * H) * 2));
-  MGK_CUDA_TRY(ctx, cudaMalloc(&s->rows, size_t(ML * H) * 2));
-  MGK_CUDA_TRY(ctx, cudaMalloc(&s->act, size_t(ML * F) * 2));
-  MGK_CUBLAS_TRY(ctx, s->lt.create());
-  MGK_CUBLAS_TRY(ctx, s->up.plan(s->lt, {ML, F, H}));
-  MGK_CUBLAS_TRY(ctx, s->down.plan(s->lt, {ML, H, F}));
-  return 0;
-}
-
-MGK_EXPORT void mgk_teardown(mgk_ctx* ctx) { delete &state(ctx); }
-
-MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor* out, int, cudaStream_t st) {
-  State& s = state(ctx);
-  const int64_t ML = mgk::dim(ctx, "ML"), HL = mgk::dim(ctx, "HL"), F = mgk::dim(ctx, "F");
-  const int64_t tile = ML * HL * 2;
-  const auto* x = static_cast<const char*>(in[0].data);
-  auto* tiles = static_cast<char*>(s.tiles);
-  MGK_NCCL_STEP(ctx, ncclGroupStart());
-  for (int r = 0; r < ctx->world_size; ++r) {
-    MGK_NCCL_STEP(ctx, ncclSend(x + r * tile, ML * HL, ncclBfloat16, r, mgk::comm(ctx), st));
-    MGK_NCCL_STEP(ctx, ncclRecv(tiles + r * tile, ML * HL, ncclBfloat16, r, mgk::comm(ctx), st));
-  }
-  MGK_NCCL_STEP(ctx, ncclGroupEnd());
-  MGK_CUDA_TRY(ctx, mgk::blocks_side_by_side(tiles, tile, s.rows, ML, HL, 2, ctx->world_size, st));
-  MGK_CUBLAS_TRY(ctx, s.up.run(s.rows, in[1].data, s.act, st));
-  const int64_t n = ML * F;
-  silu_kernel<<<int(std::min<int64_t>((n / 2 + 255) / 256 + 1, 8192)), 256, 0, st>>>(
-      static_cast<__nv_bfloat16*>(s.act), n);
-  MGK_LAUNCH_CHECK(ctx);
-  MGK_CUBLAS_TRY(ctx, s.down.run(s.act, in[2].data, out[0].data, st));
-  return 0;
-}
-
-// y = silu(x_rows W1) W2 exactly, x_rows from every rank's regenerated x. The reference
-// rounds h = x_rows W1, then a = silu(h), then y, each to bf16. The errors of h_f and a_f
-// (at most u p_f, p = 1.1 (|h| + acc(H) |x_rows| |W1|) + |a|, since |silu'| <= 1.1 carries
-// h's error into a; acc: fp32_accumulation) are independent and of mean zero across f, so
-// they reach y_j as a random walk, not as their worst-case sum (oracle_gemm.cuh):
-//   |y' - y| <= u (|y| + kRoundingWalk sqrt(sum_f (p_f W2_fj)^2) + acc(F) sum_f |a_f W2_fj|).
-// S is that bracket: its middle term grows like sqrt(F), as the error does, where the worst
-// case sum_f p_f |W2_fj| grows like F and lets a GELU pass for the SiLU at F = 4096.
-MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t st) {
-  namespace o = mgk::oracle;
-  const int64_t ML = mgk::dim(ctx, "ML"), HL = mgk::dim(ctx, "HL"), H = mgk::dim(ctx, "H"), F = mgk::dim(ctx, "F");
-  o::Scratch scratch(st);
-  double *X = scratch.get<double>(ML * H), *W1 = scratch.get<double>(H * F), *W2 = scratch.get<double>(F * H),
-         *h = scratch.get<double>(ML * F), *hmag = scratch.get<double>(ML * F), *acc = scratch.get<double>(ML * H),
-         *walk = scratch.get<double>(ML * H);
-  if (!scratch.ok()) return mgk::set_error(ctx, "oracle: out of device memory");
-  cublasHandle_t blas = o::blas_on(ctx, state(ctx).blas, st);
-  if (!blas) return 1;
-  MGK_CUDA_TRY(ctx, o::regen_side_by_side(a->gens[0], ctx->world_size, HL, ctx->rank * ML, ML, X, st));
-  MGK_CUDA_TRY(ctx, o::regen(a->gens[1], ctx->rank, F, 0, 0, H, F, W1, F, st));
-  MGK_CUDA_TRY(ctx, o::regen(a->gens[2], ctx->rank, H, 0, 0, F, H, W2, H, st));
-  MGK_CUBLAS_TRY(ctx, o::product_and_magnitude(blas, ML, F, H, {X, H, ML * H}, {W1, F, H * F}, h, 0, hmag, 0, F, st));
-  // h becomes a = silu(h), hmag becomes p.
-  const double acc_h = o::fp32_accumulation(H), acc_y = o::fp32_accumulation(F);
-  MGK_CUDA_TRY(ctx, o::for_each(
-                        ML * F,
-                        [=] __device__(int64_t i) {
-                          const double v = h[i], act = v / (1.0 + exp(-v));
-                          hmag[i] = 1.1 * (fabs(v) + acc_h * hmag[i]) + fabs(act);
-                          h[i] = act;
-                        },
-                        st));
-  auto* expected = static_cast<double*>(a->expected[0]);
-  MGK_CUBLAS_TRY(ctx, o::dgemm(blas, false, false, ML, H, F, h, F, W2, H, 0, expected, H));
-  // acc = |a| |W2| (the second GEMM's fp32 accumulation), walk = p^2 W2^2.
-  MGK_CUDA_TRY(ctx, o::absolute(h, ML * F, st));
-  MGK_CUDA_TRY(ctx, o::absolute(W2, F * H, st));
-  MGK_CUBLAS_TRY(ctx, o::dgemm(blas, false, false, ML, H, F, h, F, W2, H, 0, acc, H));
-  MGK_CUDA_TRY(ctx, o::square(hmag, ML * F, st));
-  MGK_CUDA_TRY(ctx, o::square(W2, F * H, st));
-  MGK_CUBLAS_TRY(ctx, o::dgemm(blas, false, false, ML, H, F, hmag, F, W2, H, 0, walk, H));
-  float* scale = a->scale[0];
-  const double lambda = o::kRoundingWalk;
-  MGK_CUDA_TRY(ctx, o::for_each(
-                        ML * H,
-                        [=] __device__(int64_t i) {
-                          scale[i] = float(fabs(expected[i]) + lambda * sqrt(walk[i]) + acc_y * acc[i]);
-                        },
-                        st));
-  return 0;
-}
+MGK_REFERENCE(CombinedShardedGemms)

@@ -5,8 +5,7 @@
 // staging buffer and no rearranging copy is needed.
 #include <algorithm>
 
-#include "mgk/oracle_gemm.cuh"
-#include "mgk/reference.h"
+#include "mgk/reference_kit.h"
 
 namespace {
 
@@ -58,72 +57,73 @@ __global__ void rope_kernel_vec(const uint4* x, const uint4* cos, const uint4* s
   }
 }
 
+struct RopeAllGather : mgk::Reference {
+  using Reference::Reference;
+  const int64_t B = dim("B"), SL = dim("SL"), S = dim("S"), NH = dim("NH"), D = dim("D");
+
+  int run(const mgk_tensor* in, const mgk_tensor* out, cudaStream_t st) {
+    const int64_t n = in[0].numel, block = SL * NH * D;
+    const Placement at{block, S * NH * D, rank()};
+    const bool vec = D % 16 == 0;  // each half of a head is whole 16-byte words
+    const int64_t items = vec ? n / 8 : n;
+    const int blocks = int(std::min<int64_t>((items + 255) / 256, int64_t(ctx->num_sms) * 16));
+    const auto* cos = static_cast<const __nv_bfloat16*>(in[2].data);
+    const auto* sin = static_cast<const __nv_bfloat16*>(in[3].data);
+    for (int t = 0; t < 2; ++t) {
+      const auto* x = static_cast<const __nv_bfloat16*>(in[t].data);
+      auto* y = static_cast<__nv_bfloat16*>(out[t].data);
+      if (vec)
+        rope_kernel_vec<<<blocks, 256, 0, st>>>(reinterpret_cast<const uint4*>(x), reinterpret_cast<const uint4*>(cos),
+                                                reinterpret_cast<const uint4*>(sin), reinterpret_cast<uint4*>(y), at,
+                                                items, int(NH), int(D));
+      else
+        rope_kernel<<<blocks, 256, 0, st>>>(x, cos, sin, y, at, n, int(NH), int(D));
+      MGK_LAUNCH_CHECK(ctx);
+    }
+    // In place: this rank's block is already at recv + rank * block, as NCCL's in-place
+    // all-gather wants it.
+    MGK_NCCL_STEP(ctx, ncclGroupStart());
+    for (int t = 0; t < 2; ++t)
+      for (int64_t b = 0; b < B; ++b) {
+        auto* recv = static_cast<__nv_bfloat16*>(out[t].data) + b * at.stride;
+        MGK_NCCL_STEP(ctx, ncclAllGather(recv + rank() * block, recv, block, ncclBfloat16, comm(), st));
+      }
+    MGK_NCCL_STEP(ctx, ncclGroupEnd());
+    return 0;
+  }
+
+  // Every output element from the owning rank's regenerated inputs, exactly:
+  // x cos + rotate_half(x) sin. The reference rounds both products and their sum to bf16, so
+  // S = |x cos| + |rotate_half(x) sin| + |x cos + rotate_half(x) sin|.
+  int oracle(const mgk_oracle_args* a, cudaStream_t st) {
+    const int64_t SL = this->SL, S = this->S, NH = this->NH, D = this->D;  // by value into the device lambda
+    const mgk_input_gen gc = a->gens[2], gs = a->gens[3];
+    for (int t = 0; t < 2; ++t) {
+      const mgk_input_gen gx = a->gens[t];
+      auto* expected = static_cast<double*>(a->expected[t]);
+      float* scale = a->scale[t];
+      MGK_CUDA_TRY(ctx, mgk::oracle::for_each(
+                            a->outputs[t].numel,
+                            [=] __device__(int64_t i) {
+                              const int64_t d = i % D, h = i / D % NH, pos = i / D / NH % S, b = i / D / NH / S;
+                              const int r = int(pos / SL);
+                              const int64_t token = b * SL + pos % SL, at = (token * NH + h) * D + d;
+                              const int64_t half = D / 2;
+                              const bool lower = d < half;
+                              const double x = mgk::gen_value(gx, r, at);
+                              const double partner = mgk::gen_value(gx, r, at + (lower ? half : -half));
+                              const double rot = lower ? -partner : partner;
+                              const double p = x * mgk::gen_value(gc, r, token * D + d);
+                              const double q = rot * mgk::gen_value(gs, r, token * D + d);
+                              expected[i] = p + q;
+                              scale[i] = float(fabs(p) + fabs(q) + fabs(p + q));
+                            },
+                            st));
+    }
+    return 0;
+  }
+};
+
 }  // namespace
 
-MGK_EXPORT int mgk_setup(mgk_ctx*) { return 0; }
-
-MGK_EXPORT void mgk_teardown(mgk_ctx*) {}
-
-MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor* out, int, cudaStream_t st) {
-  const int64_t B = mgk::dim(ctx, "B"), SL = mgk::dim(ctx, "SL"), S = mgk::dim(ctx, "S");
-  const int NH = int(mgk::dim(ctx, "NH")), D = int(mgk::dim(ctx, "D"));
-  const int64_t n = in[0].numel, block = SL * NH * D;
-  const Placement at{block, S * NH * D, ctx->rank};
-  const bool vec = D % 16 == 0;  // each half of a head is whole 16-byte words
-  const int64_t items = vec ? n / 8 : n;
-  const int blocks = int(std::min<int64_t>((items + 255) / 256, int64_t(ctx->num_sms) * 16));
-  const auto* cos = static_cast<const __nv_bfloat16*>(in[2].data);
-  const auto* sin = static_cast<const __nv_bfloat16*>(in[3].data);
-  for (int t = 0; t < 2; ++t) {
-    const auto* x = static_cast<const __nv_bfloat16*>(in[t].data);
-    auto* y = static_cast<__nv_bfloat16*>(out[t].data);
-    if (vec)
-      rope_kernel_vec<<<blocks, 256, 0, st>>>(reinterpret_cast<const uint4*>(x), reinterpret_cast<const uint4*>(cos),
-                                              reinterpret_cast<const uint4*>(sin), reinterpret_cast<uint4*>(y), at,
-                                              items, NH, D);
-    else
-      rope_kernel<<<blocks, 256, 0, st>>>(x, cos, sin, y, at, n, NH, D);
-    MGK_LAUNCH_CHECK(ctx);
-  }
-  // In place: this rank's block is already at recv + rank * block, as NCCL's in-place
-  // all-gather wants it.
-  MGK_NCCL_STEP(ctx, ncclGroupStart());
-  for (int t = 0; t < 2; ++t)
-    for (int64_t b = 0; b < B; ++b) {
-      auto* recv = static_cast<__nv_bfloat16*>(out[t].data) + b * at.stride;
-      MGK_NCCL_STEP(ctx, ncclAllGather(recv + ctx->rank * block, recv, block, ncclBfloat16, mgk::comm(ctx), st));
-    }
-  MGK_NCCL_STEP(ctx, ncclGroupEnd());
-  return 0;
-}
-
-// Every output element from the owning rank's regenerated inputs, exactly:
-// x cos + rotate_half(x) sin. The reference rounds both products and their sum to bf16, so
-// S = |x cos| + |rotate_half(x) sin| + |x cos + rotate_half(x) sin|.
-MGK_EXPORT int mgk_oracle(mgk_ctx* ctx, const mgk_oracle_args* a, cudaStream_t st) {
-  const int64_t SL = mgk::dim(ctx, "SL"), S = mgk::dim(ctx, "S"), NH = mgk::dim(ctx, "NH"), D = mgk::dim(ctx, "D");
-  const mgk_input_gen gc = a->gens[2], gs = a->gens[3];
-  for (int t = 0; t < 2; ++t) {
-    const mgk_input_gen gx = a->gens[t];
-    auto* expected = static_cast<double*>(a->expected[t]);
-    float* scale = a->scale[t];
-    MGK_CUDA_TRY(ctx, mgk::oracle::for_each(
-                          a->outputs[t].numel,
-                          [=] __device__(int64_t i) {
-                            const int64_t d = i % D, h = i / D % NH, pos = i / D / NH % S, b = i / D / NH / S;
-                            const int r = int(pos / SL);
-                            const int64_t token = b * SL + pos % SL, at = (token * NH + h) * D + d;
-                            const int64_t half = D / 2;
-                            const bool lower = d < half;
-                            const double x = mgk::gen_value(gx, r, at);
-                            const double partner = mgk::gen_value(gx, r, at + (lower ? half : -half));
-                            const double rot = lower ? -partner : partner;
-                            const double p = x * mgk::gen_value(gc, r, token * D + d);
-                            const double q = rot * mgk::gen_value(gs, r, token * D + d);
-                            expected[i] = p + q;
-                            scale[i] = float(fabs(p) + fabs(q) + fabs(p + q));
-                          },
-                          st));
-  }
-  return 0;
-}
+MGK_REFERENCE(RopeAllGather)

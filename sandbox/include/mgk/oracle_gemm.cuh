@@ -121,8 +121,9 @@ cudaError_t for_each(int64_t n, F f, cudaStream_t s) {
 
 // out[i * ldo + j] = element (r0 + i, c0 + j) of input `g` on `rank`, read as a row-major
 // matrix with `ld` elements per row; i < rows, j < cols.
-inline cudaError_t regen(const mgk_input_gen& g, int rank, int64_t ld, int64_t r0, int64_t c0, int64_t rows,
-                         int64_t cols, double* out, int64_t ldo, cudaStream_t s) {
+template <class Instantiated = void>  // a kernel only where it is called
+cudaError_t regen(const mgk_input_gen& g, int rank, int64_t ld, int64_t r0, int64_t c0, int64_t rows,
+                  int64_t cols, double* out, int64_t ldo, cudaStream_t s) {
   if (cols <= 0) return cudaSuccess;
   return for_each(
       rows * cols,
@@ -136,8 +137,9 @@ inline cudaError_t regen(const mgk_input_gen& g, int rank, int64_t ld, int64_t r
 // Every rank's block of rows [row0, row0 + rows) of input `g` (each rank's a row-major matrix
 // of `cols` columns), side by side: out (rows x W * cols) holds rank r's block at columns
 // [r * cols, (r + 1) * cols): the activations whose columns the ranks share.
-inline cudaError_t regen_side_by_side(const mgk_input_gen& g, int world, int64_t cols, int64_t row0, int64_t rows,
-                                      double* out, cudaStream_t s) {
+template <class Instantiated = void>  // a kernel only where it is called
+cudaError_t regen_side_by_side(const mgk_input_gen& g, int world, int64_t cols, int64_t row0, int64_t rows,
+                               double* out, cudaStream_t s) {
   for (int r = 0; r < world; ++r) {
     cudaError_t e = regen(g, r, cols, row0, 0, rows, cols, out + r * cols, world * cols, s);
     if (e != cudaSuccess) return e;
@@ -145,11 +147,13 @@ inline cudaError_t regen_side_by_side(const mgk_input_gen& g, int world, int64_t
   return cudaSuccess;
 }
 
-inline cudaError_t absolute(double* x, int64_t n, cudaStream_t s) {
+template <class Instantiated = void>  // a kernel only where it is called
+cudaError_t absolute(double* x, int64_t n, cudaStream_t s) {
   return for_each(n, [=] __device__(int64_t i) { x[i] = fabs(x[i]); }, s);
 }
 
-inline cudaError_t square(double* x, int64_t n, cudaStream_t s) {
+template <class Instantiated = void>  // a kernel only where it is called
+cudaError_t square(double* x, int64_t n, cudaStream_t s) {
   return for_each(n, [=] __device__(int64_t i) { x[i] = x[i] * x[i]; }, s);
 }
 
@@ -176,9 +180,10 @@ struct Operand {
 //   c = op(A) op(B) + beta_c c,    mag = |op(A)| |op(B)| + beta_mag mag   (mag may be null)
 // A and B are scratch: made absolute in place. A failed launch of the absolute value is
 // CUBLAS_STATUS_EXECUTION_FAILED.
-inline cublasStatus_t product_and_magnitude(cublasHandle_t h, int64_t m, int64_t n, int64_t k, Operand a, Operand b,
-                                            double* c, double beta_c, double* mag, double beta_mag, int64_t ldc,
-                                            cudaStream_t s) {
+template <class Instantiated = void>  // a kernel only where it is called
+cublasStatus_t product_and_magnitude(cublasHandle_t h, int64_t m, int64_t n, int64_t k, Operand a, Operand b,
+                                     double* c, double beta_c, double* mag, double beta_mag, int64_t ldc,
+                                     cudaStream_t s) {
   cublasStatus_t st = dgemm(h, a.t, b.t, m, n, k, a.p, a.ld, b.p, b.ld, beta_c, c, ldc);
   if (st != CUBLAS_STATUS_SUCCESS || !mag) return st;
   if (absolute(a.p, a.elems, s) != cudaSuccess || absolute(b.p, b.elems, s) != cudaSuccess)
@@ -187,8 +192,9 @@ inline cublasStatus_t product_and_magnitude(cublasHandle_t h, int64_t m, int64_t
 }
 
 // sum += term and abs_sum += |term| elementwise (both set when `first`).
-inline cudaError_t add_rank_term(const double* term, bool first, double* sum, double* abs_sum, int64_t n,
-                                 cudaStream_t s) {
+template <class Instantiated = void>  // a kernel only where it is called
+cudaError_t add_rank_term(const double* term, bool first, double* sum, double* abs_sum, int64_t n,
+                          cudaStream_t s) {
   return for_each(
       n,
       [=] __device__(int64_t i) {
@@ -201,16 +207,18 @@ inline cudaError_t add_rank_term(const double* term, bool first, double* sum, do
 // scale = |rounded| + weight * accumulated, as the float array the harness reads: `rounded`
 // the magnitude of what the reference rounds (for a result rounded once, the exact result
 // itself), `accumulated` the sum |terms| of its fp32 accumulation.
-inline cudaError_t combine_scale(const double* rounded, double weight, const double* accumulated, float* scale,
-                                 int64_t n, cudaStream_t s) {
+template <class Instantiated = void>  // a kernel only where it is called
+cudaError_t combine_scale(const double* rounded, double weight, const double* accumulated, float* scale,
+                          int64_t n, cudaStream_t s) {
   return for_each(n, [=] __device__(int64_t i) { scale[i] = float(fabs(rounded[i]) + weight * accumulated[i]); }, s);
 }
 
 // A GEMM the reference rounds once, to bf16, at the end: expected = op(A) op(B) (m x n,
 // packed) and scale = |expected| + fp32_accumulation(k) |op(A)| |op(B)|. A and B are
 // scratch (made absolute). 0, or non-zero with ctx->error set.
-inline int product_rounded_once(mgk_ctx* ctx, Blas& blas, int64_t m, int64_t n, int64_t k, Operand a, Operand b,
-                                double* expected, float* scale, cudaStream_t st) {
+template <class Instantiated = void>  // a kernel only where it is called
+int product_rounded_once(mgk_ctx* ctx, Blas& blas, int64_t m, int64_t n, int64_t k, Operand a, Operand b,
+                         double* expected, float* scale, cudaStream_t st) {
   Scratch scratch(st);
   double* mag = scratch.get<double>(m * n);
   if (!scratch.ok()) return set_error(ctx, "oracle: out of device memory");

@@ -7,6 +7,7 @@
 //     mgk::lt::Handle lt;                                       // the library plans it owns
 //     mgk::lt::Gemm gemm;
 //     mgk::DeviceBuffer<float> sums;                            // its workspace
+//     mgk::SplitComm tp;                                        // streams, events, sub-groups
 //     int setup();                                              // optional: plans, allocations
 //     int run(const mgk_tensor* in, const mgk_tensor* out, cudaStream_t st);
 //     int oracle(const mgk_oracle_args* a, cudaStream_t st);
@@ -53,6 +54,30 @@ class DeviceBuffer {
  private:
   T* p_ = nullptr;
 };
+
+// A handle (a stream, an event, a communicator split from the harness's) destroyed by
+// `Destroy` with its owner; null until a creating call writes it through out(). Reads as the
+// handle.
+template <class H, auto Destroy>
+class Owned {
+ public:
+  Owned() = default;
+  Owned(const Owned&) = delete;
+  Owned& operator=(const Owned&) = delete;
+  ~Owned() {
+    if (h_) Destroy(h_);
+  }
+
+  H* out() { return &h_; }
+  operator H() const { return h_; }
+
+ private:
+  H h_ = nullptr;
+};
+
+using Stream = Owned<cudaStream_t, cudaStreamDestroy>;
+using Event = Owned<cudaEvent_t, cudaEventDestroy>;
+using SplitComm = Owned<ncclComm_t, ncclCommDestroy>;  // null when timed without communication
 
 // The base of every reference: the context and the dims it reads.
 class Reference {
