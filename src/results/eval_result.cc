@@ -174,15 +174,14 @@ EvalResult EvalResult::from_json(const nlohmann::json& j) {
   r.problem = j.value("problem", "");
   r.world_size = j.value("world_size", 0);
   r.gpus = j.value("gpus", std::vector<int>{});
-  r.kernel_hash = j.value("kernel_hash", "");  // of the source (before 2026-12-01: the cache key)
-  r.build_key = j.value("build_key", j.value("kernel_hash", ""));  // results stored before 2026-12-01
+  r.kernel_hash = j.value("kernel_hash", "");
+  r.build_key = j.value("build_key", "");
   r.isolation = j.value("isolation", "");
   r.write_guard = j.value("write_guard", "");
   r.timed = j.value("timed", false);
   r.not_timed = j.value("not_timed", "");
   r.refused_rule = j.value("refused_rule", "");
-  // Results stored before 2026-12-03 say a refusal only in their message's first word.
-  r.refused = j.contains("refused") ? j.value("refused", false) : r.message.rfind("refused", 0) == 0;
+  r.refused = j.value("refused", false);
   r.compile_log = j.value("compile_log", "");
   r.compile_seconds = j.value("compile_seconds", 0.0);
   r.compile_cached = j.value("compile_cached", false);

@@ -12,18 +12,14 @@
 namespace mgk::store {
 namespace {
 
-// EvalResult JSON is read leniently: a missing field prints as absent, not as an error,
-// so results written by older versions still show.
-std::string timing_median(const nlohmann::json& size, const char* which) {
-  if (!size.contains(which) || !size[which].is_object()) return "-";
-  return fixed(size[which].value("median_us", 0.0), 1) + " us";
+std::string timing_median(const std::optional<results::Timing>& t) {
+  return t ? fixed(t->median_us, 1) + " us" : "-";
 }
 
-std::string per_rank(const nlohmann::json& size) {
-  if (!size.contains("candidate") || !size["candidate"].is_object()) return "";
+std::string per_rank(const results::SizeResult& s) {
   std::string out;
-  for (const auto& t : size["candidate"].value("per_rank_median_us", std::vector<double>{}))
-    out += (out.empty() ? "" : " ") + fixed(t, 1);
+  if (s.candidate)
+    for (double t : s.candidate->per_rank_median_us) out += (out.empty() ? "" : " ") + fixed(t, 1);
   return out;
 }
 
@@ -74,7 +70,7 @@ size_t first_new_message(const TurnRecord& previous, const nlohmann::json& curre
 }  // namespace
 
 std::string render_evaluation(const EvaluationRecord& e) {
-  const nlohmann::json r = e.result.to_json();
+  const results::EvalResult& r = e.result;
   std::string out = "verdict " + e.verdict;
   if (!e.message.empty()) out += ": " + e.message;
   out += "\n";
@@ -82,34 +78,25 @@ std::string render_evaluation(const EvaluationRecord& e) {
     out += "speedup " + format_speedup(e.speedup_min) + " min, " +
            format_speedup(e.speedup_median) + " median, " + format_speedup(e.speedup_max) +
            " max over sizes\n";
-  std::string phase = text_field(r, "phase");
-  if (!phase.empty()) out += "phase " + phase + "\n";
-  if (!r.is_object()) return out;
+  if (!r.phase.empty()) out += "phase " + r.phase + "\n";
+  out += block("compile log", r.compile_log);
 
-  std::string log = text_field(r, "compile_log");
-  if (!log.empty()) out += block("compile log", log);
-
-  if (r.contains("sizes") && r["sizes"].is_array() && !r["sizes"].empty()) {
+  if (!r.sizes.empty()) {
     out +=
         "size         correct  trials  reference     candidate     speedup  roofline    "
         "per-rank candidate medians (us)\n";
-    for (const auto& s : r["sizes"]) {
+    for (const results::SizeResult& s : r.sizes) {
       char line[512];
-      std::string roof = "-";
-      if (s.contains("roofline_fraction") && s["roofline_fraction"].is_number())
-        roof = fixed(100 * s["roofline_fraction"].get<double>(), 0) + "% " +
-               text_field(s, "roofline_bound");
-      double speedup =
-          s.contains("speedup") && s["speedup"].is_number() ? s["speedup"].get<double>() : 0;
-      std::snprintf(
-          line, sizeof line, "%-12s %-8s %-7s %-13s %-13s %-8s %-11s %s\n",
-          text_field(s, "size").c_str(), text_field(s, "correct") == "true" ? "yes" : "no",
-          text_field(s, "trials_passed").c_str(), timing_median(s, "reference").c_str(),
-          timing_median(s, "candidate").c_str(),
-          speedup > 0 ? format_speedup(speedup).c_str() : "-", roof.c_str(), per_rank(s).c_str());
+      const std::string roof =
+          s.roofline_fraction ? fixed(100 * *s.roofline_fraction, 0) + "% " + s.roofline_bound : "-";
+      const auto speedup = s.credited_speedup();
+      std::snprintf(line, sizeof line, "%-12s %-8s %-7d %-13s %-13s %-8s %-11s %s\n", s.size.c_str(),
+                    s.correct ? "yes" : "no", s.trials_passed, timing_median(s.reference).c_str(),
+                    timing_median(s.candidate).c_str(), speedup ? format_speedup(*speedup).c_str() : "-",
+                    roof.c_str(), per_rank(s).c_str());
       out += line;
     }
-    for (const results::SizeResult& s : e.result.sizes) {
+    for (const results::SizeResult& s : r.sizes) {
       if (!s.failure.empty()) out += "failure (" + s.size + "): " + s.failure + "\n";
       if (s.mismatch) out += "first mismatch (" + s.size + "): " + results::describe(*s.mismatch) + "\n";
     }

@@ -147,6 +147,22 @@ UPDATE sqlite_schema SET sql = replace(sql, 'cost_usd         REAL NOT NULL DEFA
  WHERE type = 'table' AND name IN ('runs', 'attempts', 'turns');
 PRAGMA writable_schema = RESET;
 )sql"},
+
+    // Every stored evaluation result in the form results::EvalResult writes today, so that one
+    // reader reads them all: `kernel_hash` the source's SHA-256 (the column; before 2026-12-01
+    // the result held the compile-cache key there), `build_key` that cache key, `refused` a
+    // field (before 2026-12-03 a refusal showed only as its message's first word).
+    {"evaluation results in today's form", R"sql(
+UPDATE evaluations SET result = json_set(result,
+  '$.build_key', coalesce(json_extract(result, '$.build_key'), json_extract(result, '$.kernel_hash'), ''),
+  '$.kernel_hash', kernel_hash,
+  '$.refused', json(CASE
+    WHEN json_type(result, '$.refused') IN ('true', 'false') THEN json_type(result, '$.refused')
+    WHEN json_extract(result, '$.message') LIKE 'refused%' THEN 'true'
+    ELSE 'false' END),
+  '$.schema_version', 2)
+ WHERE json_valid(result);
+)sql"},
 };
 
 }  // namespace

@@ -131,7 +131,6 @@ EvaluationRecord read_evaluation(const Statement& s) {
   e.speedup_median = s.optional_real(11);
   e.speedup_max = s.optional_real(12);
   e.result = results::EvalResult::from_json(parse_json(s.text(13)));
-  e.result.kernel_hash = e.kernel_hash;  // a result stored before 2026-12-01 had its build key there
   e.created_at = s.text(14);
   return e;
 }

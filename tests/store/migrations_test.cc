@@ -97,6 +97,47 @@ TEST(Migrations, UnknownCostsAreStoredAsNullAndOldRowsKeepTheirs) {
   EXPECT_EQ(db.pragma("integrity_check"), "ok");
 }
 
+// Schema 4: evaluation results stored in an older form are rewritten into today's, so that
+// one reader reads them all: the refusal a field (before 2026-12-03 only the message's first
+// word said it), the build key beside the source's hash (before 2026-12-01 the result held
+// the build key as its kernel_hash).
+TEST(Migrations, OlderEvaluationResultsAreRewrittenIntoTodaysForm) {
+  ASSERT_GE(latest(), 4);
+  mgk::test::TempDir dir;
+  auto path = dir.path() / "v3.db";
+  {
+    Database db = Database::open(path);
+    migrate(db, schema_migrations().first(3));
+    db.exec(
+        "INSERT INTO runs (uuid, kind, created_at) VALUES ('u1', 'eval', '2026-12-01T00:00:00.000Z');"
+        "INSERT INTO kernels (hash, source, first_seen) VALUES ('src1', 'k', '2026-12-01T00:00:00.000Z');"
+        "INSERT INTO evaluations (run_id, kernel_hash, problem, world_size, verdict, message, result, created_at) VALUES"
+        " (1, 'src1', 'collectives/all_reduce', 2, 'runtime_error', 'refused: cudaMemcpyPeer is not allowed',"
+        "  '{\"verdict\":\"runtime_error\",\"message\":\"refused: cudaMemcpyPeer is not allowed\",\"kernel_hash\":\"key1\"}',"
+        "  '2026-12-01T00:00:00.000Z'),"
+        " (1, 'src1', 'collectives/all_reduce', 2, 'runtime_error', 'the process of rank 1 ended (signal 11)',"
+        "  '{\"verdict\":\"runtime_error\",\"message\":\"the process of rank 1 ended (signal 11)\",\"kernel_hash\":\"src1\",\"build_key\":\"key2\",\"refused\":false}',"
+        "  '2026-12-02T00:00:00.000Z');");
+  }
+  Store store = Store::open(path);
+  const auto evaluations = store.evaluations_of_run(1);
+  ASSERT_EQ(evaluations.size(), 2u) << "the rows survive the migration";
+  const results::EvalResult& old = evaluations[0].result;
+  EXPECT_TRUE(old.refused) << "read from the message it was stored with";
+  EXPECT_EQ(old.kernel_hash, "src1") << "the source's hash, as the row's column";
+  EXPECT_EQ(old.build_key, "key1") << "what the old result held as its kernel_hash";
+  const results::EvalResult& newer = evaluations[1].result;
+  EXPECT_FALSE(newer.refused);
+  EXPECT_EQ(newer.kernel_hash, "src1");
+  EXPECT_EQ(newer.build_key, "key2");
+  Database db = Database::open(path);
+  Statement s(db, "SELECT json_extract(result, '$.schema_version'), json_type(result, '$.refused') FROM evaluations");
+  while (s.step()) {
+    EXPECT_EQ(s.int64(0), 2);
+    EXPECT_TRUE(s.text(1) == "true" || s.text(1) == "false") << "a JSON boolean: " << s.text(1);
+  }
+}
+
 TEST(Migrations, NewerFileIsRefusedWithAClearMessage) {
   mgk::test::TempDir dir;
   auto path = dir.path() / "future.db";
