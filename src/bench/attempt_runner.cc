@@ -66,8 +66,8 @@ int64_t AttemptRunner::run(const WorkItem& item, const AttemptHooks& hooks) cons
   GpuPool* per_evaluation_pool = deps_.gpus;
   std::optional<GpuPool::Lease> held;  // shell mode: the attempt's own group
   if (setup.mode == agent::Mode::kShell && deps_.gpus && !options.compile_only) {
-    status("waiting for " + std::to_string(options.world_size) + " rank(s) of GPU for the session");
-    held.emplace(deps_.gpus->acquire(options.world_size, deps_.interrupt));
+    status("waiting for " + std::to_string(options.plan.world_size) + " rank(s) of GPU for the session");
+    held.emplace(deps_.gpus->acquire(options.plan.world_size, deps_.interrupt));
     setup.runner.extra_env["CUDA_VISIBLE_DEVICES"] = visible_devices(held->rank_gpus());
     options.gpus = held->rank_gpus();
     per_evaluation_pool = nullptr;

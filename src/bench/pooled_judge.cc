@@ -13,8 +13,8 @@ results::EvalResult PooledJudge::judge(const std::filesystem::path& kernel_file)
   o.kernel_is_reference = false;
   std::optional<GpuPool::Lease> lease;
   if (pool_ && !o.compile_only) {
-    if (status_) status_("waiting for " + std::to_string(o.world_size) + " rank(s) of GPU");
-    lease.emplace(pool_->acquire(o.world_size, cancel_));
+    if (status_) status_("waiting for " + std::to_string(o.plan.world_size) + " rank(s) of GPU");
+    lease.emplace(pool_->acquire(o.plan.world_size, cancel_));
     o.gpus = lease->rank_gpus();
   }
   if (status_)

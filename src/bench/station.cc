@@ -55,8 +55,7 @@ void prepare(Station& p, const BenchSpec& s, const eval::MachineInfo& machine, c
     }
     ProblemSession ps;
     ps.setup = agent::build_session_setup(prompts, spec, c);
-    ps.eval.problem = spec;
-    ps.eval.world_size = world;
+    ps.eval.plan = eval::plan_evaluation(spec, {}, "", world);
     ps.eval.peaks = peaks;
     ps.eval.compile_only = s.compile_only;
     p.sessions.emplace(name, std::move(ps));
@@ -74,8 +73,8 @@ void print_dry_run_of(const BenchSpec& s, const Station& p, const eval::MachineI
   d.max_tokens = s.max_tokens;
   std::map<int, bool> worlds;
   for (const auto& [name, ps] : p.sessions) {
-    d.problems.emplace_back(name, ps.eval.world_size);
-    worlds[ps.eval.world_size] = true;
+    d.problems.emplace_back(name, ps.eval.plan.world_size);
+    worlds[ps.eval.plan.world_size] = true;
     d.first_prompts_chars +=
         static_cast<long long>(ps.setup.prompt.system.size() + ps.setup.prompt.user.size()) * s.samples;
   }

@@ -40,16 +40,16 @@ ExitCode exit_code_for(results::Verdict v) {
   }
 }
 
-void record(store::Store& store, const eval::EvalOptions& o, const results::EvalResult& r,
-            const std::string& source) {
+void record(store::Store& store, const eval::EvalOptions& o, const std::vector<std::string>& asked_sizes,
+            const results::EvalResult& r, const std::string& source) {
   std::string hash = store.put_kernel(source);
   // What the evaluation was, as it could be run again from anywhere: the kernel's absolute
   // path, the sizes and dtype asked for, compile only or not.
   const std::string kernel =
       o.kernel_is_reference ? "(reference)" : std::filesystem::absolute(o.kernel).lexically_normal().string();
-  nlohmann::json args = {{"problem", o.problem.name}, {"kernel", kernel}, {"world", o.world_size}};
-  if (!o.sizes.empty()) args["size"] = o.sizes;
-  if (!o.dtype.empty()) args["dtype"] = o.dtype;
+  nlohmann::json args = {{"problem", o.plan.spec.name}, {"kernel", kernel}, {"world", o.plan.world_size}};
+  if (!asked_sizes.empty()) args["size"] = asked_sizes;
+  if (!o.plan.dtype.empty()) args["dtype"] = o.plan.dtype;
   if (o.compile_only) args["compile_only"] = true;
   int64_t run = store.begin_run({"eval", "", args});
   auto rec = store::EvaluationRecord::from_result(r, hash);
@@ -60,16 +60,15 @@ void record(store::Store& store, const eval::EvalOptions& o, const results::Eval
 
 ExitCode run_eval(const EvalArgs& a, const Globals& g) {
   eval::EvalOptions o;
-  o.problem = problems::load(a.problem);
+  const problems::Spec spec = problems::load(a.problem);
   if (a.reference + a.expert + !a.kernel.empty() != 1)
     throw UsageError("give exactly one of: a KERNEL file, --reference, --expert");
   if (a.reference) o.kernel_is_reference = true;
-  else if (a.expert) o.kernel = o.problem.expert_path();
+  else if (a.expert) o.kernel = spec.expert_path();
   else o.kernel = a.kernel;
   o.gpus = parse_int_list(a.gpus, "--gpus");
-  o.world_size = world_from(a.world, a.world_given, o.gpus);
-  o.sizes = split_list(a.sizes);
-  o.dtype = a.dtype;
+  const std::vector<std::string> sizes = split_list(a.sizes);
+  o.plan = eval::plan_evaluation(spec, sizes, a.dtype, world_from(a.world, a.world_given, o.gpus));
   o.arch = a.arch;
   o.trials = a.trials;
   o.back_to_back = a.back_to_back;
@@ -106,7 +105,7 @@ ExitCode run_eval(const EvalArgs& a, const Globals& g) {
   else std::cout << eval::format_report(r, machine.gpu_model());
   if (!r.compile_log.empty() && !a.json && (r.verdict == results::Verdict::kCompileError || g.verbose))
     std::cout << "--- nvcc output ---\n" << r.compile_log << "\n";
-  if (store) record(*store, o, r, source);
+  if (store) record(*store, o, sizes, r, source);
   return exit_code_for(r.verdict);
 }
 

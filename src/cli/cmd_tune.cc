@@ -55,11 +55,11 @@ ExitCode show_cached(const TuneArgs& a, const Globals& g) {
 
 tune::KernelTuneRequest request_from(const TuneArgs& a) {
   tune::KernelTuneRequest r;
-  r.eval.problem = problems::load(a.problem);
   r.eval.kernel = a.kernel;
   r.eval.gpus = parse_int_list(a.gpus, "--gpus");
   require_own_gpus(r.eval.gpus, "tune");
-  r.eval.world_size = world_from(a.world, a.world_given, r.eval.gpus);
+  // The tuner resolves it again at the presets it times (tune::EvalObjective).
+  r.eval.plan = eval::plan_evaluation(problems::load(a.problem), {}, "", world_from(a.world, a.world_given, r.eval.gpus));
   r.eval.arch = a.arch;
   r.eval.timeout_seconds = a.timeout;
   r.eval.nvcc_flags = a.nvcc_flags;
@@ -101,7 +101,7 @@ ExitCode run_tune(const TuneArgs& a, const Globals& g) {
     throw UsageError(a.kernel + " declares no tunable parameters; add markers such as "
                      "'// mgk:tune BLOCKS 8 16 32' (see src/tune/README.md)");
   tune::check_strategy_name(a.strategy);
-  if (request.size.empty()) request.size = tune::default_tuning_size(request.eval.problem);
+  if (request.size.empty()) request.size = tune::default_tuning_size(request.eval.plan.spec);
   install_interrupt_handler();
   store::Store store = open_store(g);
   tune::StoreTrialCache cache(store);
@@ -114,7 +114,7 @@ ExitCode run_tune(const TuneArgs& a, const Globals& g) {
       run_id = store.begin_run(
           {"tune", "", {{"problem", a.problem}, {"kernel", std::filesystem::absolute(a.kernel).lexically_normal().string()},
                         {"strategy", a.strategy}, {"max_evals", a.max_evals}, {"max_time", a.max_time}, {"seed", a.seed},
-                        {"size", a.size}, {"world", request.eval.world_size}}});
+                        {"size", a.size}, {"world", request.eval.plan.world_size}}});
   };
   request.on_trial = [&](const tune::Trial& t, const tune::Config&) {
     begin();

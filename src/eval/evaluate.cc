@@ -43,13 +43,14 @@ std::string first_error_line(const std::string& log) {
 }
 
 std::vector<int> choose_gpus(const EvalOptions& o, const MachineInfo& m) {
+  const int world = o.plan.world_size;
   std::vector<int> gpus = o.gpus;
   if (gpus.empty())
-    for (int i = 0; i < o.world_size && i < int(m.gpus.size()); ++i) gpus.push_back(i);
-  if (int(gpus.size()) != o.world_size) {
+    for (int i = 0; i < world && i < int(m.gpus.size()); ++i) gpus.push_back(i);
+  if (int(gpus.size()) != world) {
     std::string all_on_gpu0 = "0";
-    for (int r = 1; r < o.world_size; ++r) all_on_gpu0 += ",0";
-    throw UsageError("world size " + std::to_string(o.world_size) + " needs " + std::to_string(o.world_size) +
+    for (int r = 1; r < world; ++r) all_on_gpu0 += ",0";
+    throw UsageError("world size " + std::to_string(world) + " needs " + std::to_string(world) +
                      " GPUs, but " + std::to_string(m.gpus.size()) + " are visible" +
                      (o.gpus.empty() ? "" : " / --gpus names " + std::to_string(o.gpus.size())) +
                      " (check CUDA_VISIBLE_DEVICES, lower --world, or to check correctness only, let ranks share a "
@@ -328,17 +329,6 @@ std::vector<int> structure_gpus(const std::vector<int>& gpus, int world) {
   return out;
 }
 
-// The presets the structure check runs: the evaluation's, without `large` where others are
-// left (ranks sharing a GPU each hold a large preset's buffers; a layout bug shows at any size).
-std::vector<std::string> structure_sizes(const std::vector<SizePlan>& sizes) {
-  std::vector<std::string> out;
-  for (const auto& s : sizes)
-    if (s.size != "large") out.push_back(s.size);
-  if (out.empty())
-    for (const auto& s : sizes) out.push_back(s.size);
-  return out;
-}
-
 }  // namespace
 
 bool ranks_share_gpu(const std::vector<int>& gpus) {
@@ -352,10 +342,10 @@ results::EvalResult evaluate(const EvalOptions& o) {
     if (o.progress) o.progress(what);
   };
   results::EvalResult res;
-  const EvalPlan plan = plan_evaluation(o.problem, o.sizes, o.dtype, o.world_size);  // validates everything first
+  const EvalPlan& plan = o.plan;
   const problems::Spec& spec = plan.spec;
   res.problem = spec.name;
-  res.world_size = o.world_size;
+  res.world_size = plan.world_size;
   if (!o.kernel_is_reference && !fs::exists(o.kernel)) throw UsageError("no such kernel file: " + o.kernel.string());
 
   MachineInfo machine;
@@ -445,9 +435,9 @@ results::EvalResult evaluate(const EvalOptions& o) {
     run_group(group_inputs, res.gpus, plan.sizes, res.timed, progress, res, res.sizes, candidate_code_ran);
     // Worlds where the problem's structure exists, if this one lacks it: checked, not timed.
     const bool all_passed = !failed_sizes_message(res.sizes, o.keep_going);
-    for (int world : spec.structure_check.worlds) {
-      if (!all_passed || world <= o.world_size) continue;
-      const EvalPlan at_world = plan_evaluation(o.problem, structure_sizes(plan.sizes), o.dtype, world);
+    for (const StructurePlan& at_world : plan.structure) {
+      if (!all_passed) break;
+      const int world = at_world.world;
       res.structure_checks.push_back({world, structure_gpus(res.gpus, world), {}});
       results::StructureCheckResult& check = res.structure_checks.back();
       const std::vector<results::SizeResult>& checked = check.sizes;
@@ -463,7 +453,7 @@ results::EvalResult evaluate(const EvalOptions& o) {
         res.wall_seconds = seconds_since(t0);
         res.verdict = results::Verdict::kIncorrect;
         res.message = "incorrect " + stage + " at size " + failed->size + ": " + failed->failure + " (correct at W = " +
-                      std::to_string(o.world_size) + "; checked at W = " + std::to_string(world) + " because " +
+                      std::to_string(plan.world_size) + "; checked at W = " + std::to_string(world) + " because " +
                       spec.structure_check.why + ")";
         return res;
       }
@@ -501,7 +491,7 @@ results::EvalResult evaluate(const EvalOptions& o) {
 }
 
 CompileResult compile_candidate(const EvalOptions& options) {
-  const problems::Spec& spec = options.problem;
+  const problems::Spec& spec = options.plan.spec;
   CompileRequest req;
   req.source = options.kernel_is_reference ? spec.reference_path() : options.kernel;
   req.problem_dir = spec.dir;

@@ -9,20 +9,20 @@
 
 #include "eval/compile.h"
 #include "eval/machine.h"
+#include "eval/plan.h"
 #include "problems/spec.h"
 #include "results/eval_result.h"
 
 namespace mgk::eval {
 
 struct EvalOptions {
-  problems::Spec problem;               // loaded once by the command (problems::load); nothing below loads it
+  // The problem resolved at its world, presets and dtype (plan_evaluation), once by the
+  // command; nothing below resolves or loads it again.
+  EvalPlan plan;
   std::filesystem::path kernel;         // the candidate .cu file
   std::string kernel_shown_as;          // how compile messages name it; empty: `kernel` as given
   bool kernel_is_reference = false;     // evaluate the problem's reference as the candidate
-  int world_size = 2;
-  std::vector<int> gpus;                // empty: the first world_size visible GPUs
-  std::vector<std::string> sizes;       // empty: the problem's default presets
-  std::string dtype;                    // empty: the problem's default dtype
+  std::vector<int> gpus;                // empty: the first plan.world_size visible GPUs
   std::vector<std::string> defines;     // extra -DNAME=VALUE for the candidate (the tuner)
   std::vector<std::string> nvcc_flags;  // extra flags passed through to nvcc
   std::string arch;                     // empty: detected from the GPU, else sm_90a

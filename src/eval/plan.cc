@@ -73,24 +73,53 @@ wire::PresetPlan preset_plan(const problems::Resolved& r) {
   return p;
 }
 
+namespace {
+
+std::vector<SizePlan> size_plans(const problems::Spec& spec, const std::vector<std::string>& sizes,
+                                 const std::string& dtype, int world_size) {
+  std::vector<SizePlan> plans;
+  for (const auto& size : sizes) {
+    SizePlan sp;
+    sp.size = size;
+    for (int r = 0; r < world_size; ++r) {
+      problems::Resolved res = problems::resolve(spec, size, dtype, world_size, r);
+      sp.ranks.push_back(preset_plan(res));
+      sp.max_cost.flops = std::max(sp.max_cost.flops, res.cost.flops);
+      sp.max_cost.hbm_bytes = std::max(sp.max_cost.hbm_bytes, res.cost.hbm_bytes);
+      sp.max_cost.link_bytes = std::max(sp.max_cost.link_bytes, res.cost.link_bytes);
+    }
+    plans.push_back(std::move(sp));
+  }
+  return plans;
+}
+
+// The evaluation's presets without `large`, unless that is all of them (StructurePlan).
+std::vector<std::string> structure_sizes(const std::vector<std::string>& sizes) {
+  std::vector<std::string> out;
+  for (const auto& s : sizes)
+    if (s != "large") out.push_back(s);
+  return out.empty() ? sizes : out;
+}
+
+}  // namespace
+
+std::vector<std::string> EvalPlan::size_names() const {
+  std::vector<std::string> names;
+  for (const auto& s : sizes) names.push_back(s.size);
+  return names;
+}
+
 EvalPlan plan_evaluation(const problems::Spec& problem, const std::vector<std::string>& sizes, const std::string& dtype,
                          int world_size) {
   EvalPlan plan;
   plan.spec = problem;
   plan.dtype = dtype;
   plan.world_size = world_size;
-  for (const auto& size : sizes.empty() ? plan.spec.default_sizes : sizes) {
-    SizePlan sp;
-    sp.size = size;
-    for (int r = 0; r < world_size; ++r) {
-      problems::Resolved res = problems::resolve(plan.spec, size, dtype, world_size, r);
-      sp.ranks.push_back(preset_plan(res));
-      sp.max_cost.flops = std::max(sp.max_cost.flops, res.cost.flops);
-      sp.max_cost.hbm_bytes = std::max(sp.max_cost.hbm_bytes, res.cost.hbm_bytes);
-      sp.max_cost.link_bytes = std::max(sp.max_cost.link_bytes, res.cost.link_bytes);
-    }
-    plan.sizes.push_back(std::move(sp));
-  }
+  const std::vector<std::string>& names = sizes.empty() ? problem.default_sizes : sizes;
+  plan.sizes = size_plans(problem, names, dtype, world_size);
+  for (int world : problem.structure_check.worlds)
+    if (world > world_size)
+      plan.structure.push_back({world, size_plans(problem, structure_sizes(names), dtype, world)});
   return plan;
 }
 

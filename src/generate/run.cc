@@ -100,8 +100,7 @@ ExitCode run(Request a, store::Store& store) {
   const std::optional<eval::Peaks> peaks = a.compile_only ? std::nullopt : eval::calibrated_peaks(store, machine);
 
   eval::EvalOptions eval_options;
-  eval_options.problem = spec;
-  eval_options.world_size = world;
+  eval_options.plan = eval::plan_evaluation(spec, {}, "", world);
   eval_options.gpus = gpus;
   eval_options.peaks = peaks;
   eval_options.compile_only = a.compile_only;

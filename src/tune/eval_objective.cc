@@ -102,7 +102,7 @@ Measurement measurement_from(const results::EvalResult& result, const std::strin
 
 EvalObjective::EvalObjective(const SearchSpace& space, eval::EvalOptions base, std::string size)
     : space_(space), base_(std::move(base)), size_(std::move(size)) {
-  const problems::Spec& spec = base_.problem;
+  const problems::Spec& spec = base_.plan.spec;
   const std::vector<std::string> timed = tuning_sizes(size_);
   if (timed.empty()) throw UsageError("--size names no size preset");
   for (const auto& one : timed)
@@ -110,19 +110,18 @@ EvalObjective::EvalObjective(const SearchSpace& space, eval::EvalOptions base, s
       throw UsageError("problem " + spec.name + " has no size preset '" + one +
                        "'; its presets are " + join(spec.size_names));
     }
-  if (base_.sizes.empty() && timed.size() == 1) {
-    // Correct at two presets, as the evaluator's own default demands, without paying for
-    // every default preset on every trial: the timed one and the problem's first other one
-    // (usually the small one).
+  // Correct at two presets, as the evaluator's own default demands, without paying for every
+  // default preset on every trial: the timed ones, and with one timed the problem's first
+  // other default (usually the small one). Resolved once, for every trial.
+  std::vector<std::string> checked;
+  if (timed.size() == 1)
     for (const auto& d : spec.default_sizes)
       if (d != timed.front()) {
-        base_.sizes.push_back(d);
+        checked.push_back(d);
         break;
       }
-  }
-  for (const auto& one : timed)
-    if (std::find(base_.sizes.begin(), base_.sizes.end(), one) == base_.sizes.end())
-      base_.sizes.push_back(one);
+  checked.insert(checked.end(), timed.begin(), timed.end());
+  base_.plan = eval::plan_evaluation(spec, checked, base_.plan.dtype, base_.plan.world_size);
   base_.compile_only = false;
   base_.time = true;
 }

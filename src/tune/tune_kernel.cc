@@ -56,7 +56,7 @@ namespace {
 std::vector<std::filesystem::path> include_dirs(const eval::EvalOptions& eval) {
   std::vector<std::filesystem::path> dirs = {root_dir() / "sandbox/include", root_dir() / "primitives",
                                              std::filesystem::absolute(eval.kernel).parent_path()};
-  if (!eval.problem.dir.empty()) dirs.push_back(eval.problem.dir);
+  if (!eval.plan.spec.dir.empty()) dirs.push_back(eval.plan.spec.dir);
   return dirs;
 }
 
@@ -94,10 +94,10 @@ KernelTuneResult tune_kernel(const KernelTuneRequest& request, TrialCache& cache
 
   KernelTuneResult result;
   result.context.kernel_hash = kernel.kernel_hash;
-  result.context.problem = request.eval.problem.name;
-  result.context.size = request.size.empty() ? default_tuning_size(request.eval.problem)
+  result.context.problem = request.eval.plan.spec.name;
+  result.context.size = request.size.empty() ? default_tuning_size(request.eval.plan.spec)
                                              : request.size;
-  result.context.world_size = request.eval.world_size;
+  result.context.world_size = request.eval.plan.world_size;
   EvalObjective objective(kernel.space, request.eval, result.context.size);  // checks the size
   if (request.gpu_model.empty() || request.driver.empty()) {
     GpuIdentity gpu = gpu_identity(eval::probe_machine(),

@@ -70,10 +70,10 @@ TEST(EvalObjective, OverSeveralSizesTheObjectiveIsTheGeometricMeanOfTheMedians) 
 
   SearchSpace space = parse_markers("// mgk:tune A 1 2\n");
   eval::EvalOptions options;
-  options.problem = problems::load("collectives/all_reduce");
+  options.plan = eval::plan_evaluation(problems::load("collectives/all_reduce"), {}, "", 2);
   EvalObjective objective(space, options, "small,large");
   // Checked at the sizes it is timed at, which are two already.
-  EXPECT_EQ(objective.base().sizes, (std::vector<std::string>{"small", "large"}));
+  EXPECT_EQ(objective.base().plan.size_names(), (std::vector<std::string>{"small", "large"}));
   EXPECT_THROW(EvalObjective(space, options, "small,huge"), UsageError);
 }
 
@@ -128,10 +128,10 @@ TEST(EvalObjective, AConfigurationThatDoesNotCompileIsReportedFromTheCompileAhea
   std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   SearchSpace space = parse_markers(source);
   eval::EvalOptions options;
-  options.problem = problems::load("collectives/all_reduce");
+  options.plan = eval::plan_evaluation(problems::load("collectives/all_reduce"), {}, "", 2);
   options.kernel = kernel;
   EvalObjective objective(space, options, "medium");
-  EXPECT_EQ(objective.base().sizes, (std::vector<std::string>{"small", "medium"}));
+  EXPECT_EQ(objective.base().plan.size_names(), (std::vector<std::string>{"small", "medium"}));
   objective.prepare(Config{1});
   Measurement m = objective.measure(Config{1});
   EXPECT_EQ(m.status, TrialStatus::kCompile);
@@ -142,7 +142,7 @@ TEST(EvalObjective, AConfigurationThatDoesNotCompileIsReportedFromTheCompileAhea
 TEST(EvalObjective, AnUnknownSizeIsAUsageErrorListingThePresets) {
   SearchSpace space = parse_markers("// mgk:tune A 1 2\n");
   eval::EvalOptions options;
-  options.problem = problems::load("collectives/all_reduce");
+  options.plan = eval::plan_evaluation(problems::load("collectives/all_reduce"), {}, "", 2);
   try {
     EvalObjective objective(space, options, "huge");
     FAIL() << "an unknown size must throw";
@@ -151,9 +151,10 @@ TEST(EvalObjective, AnUnknownSizeIsAUsageErrorListingThePresets) {
               std::string::npos)
         << e.what();
   }
-  options.sizes = {"odd"};
-  EvalObjective explicit_sizes(space, options, "large");
-  EXPECT_EQ(explicit_sizes.base().sizes, (std::vector<std::string>{"odd", "large"}));
+  // The plan the command made is resolved again at the tuner's presets, for every trial.
+  EvalObjective large(space, options, "large");
+  EXPECT_EQ(large.base().plan.size_names(), (std::vector<std::string>{"small", "large"}));
+  EXPECT_EQ(large.base().plan.sizes[1].ranks.size(), 2u) << "every rank's plan, at the command's world";
 }
 
 }  // namespace
