@@ -1130,5 +1130,64 @@ TEST(ToleranceModel, TheAttentionPipelineRejectsAMissingMaskAndUnscaledScores) {
     }
 }
 
+// gnn/feature_exchange_all2all_backward: a seed row is the fp32 sum of the c received rows
+// that name it, in any order (atomics, sorted segments, a sparse product); the oracle's scale
+// is fp32_accumulation(c - 1) sum |terms| in units of u32, the factor 2.
+double scatter_scale(const std::vector<float>& t) {
+  const double n = t.empty() ? 0 : double(t.size() - 1);
+  double mag = 0;
+  for (float x : t) mag += std::fabs(double(x));
+  return std::fmin(n, 4 * std::sqrt(n)) * mag;
+}
+bool scatter_ok(double got, const std::vector<float>& t, double exact) {
+  return std::fabs(got - exact) <= 2 * std::ldexp(1.0, -24) * scatter_scale(t) + 1e-30;
+}
+TEST(ToleranceModel, TheScatterAddPassesEveryOrderAndRejectsBf16TermsAndLostDuplicates) {
+  std::mt19937 g(7);
+  std::normal_distribution<float> d(0, 1);
+  double worst = 0;
+  int bf16_misses = 0, lost_misses = 0, rows = 0;
+  for (int c : {1, 2, 3, 4, 8, 16, 17, 32, 48}) {
+    for (int trial = 0; trial < 2000; ++trial) {
+      std::vector<float> t(c);
+      for (auto& x : t) x = d(g);
+      double exact = 0;
+      for (float x : t) exact += x;
+      const double allowed = 2 * std::ldexp(1.0, -24) * scatter_scale(t) + 1e-30;
+      // Orders: as drawn, by magnitude up and down, shuffled (atomics), pairwise (a tree).
+      std::vector<std::vector<float>> orders = {t, t, t, t};
+      std::sort(orders[1].begin(), orders[1].end(), [](float a, float b) { return std::fabs(a) < std::fabs(b); });
+      std::sort(orders[2].begin(), orders[2].end(), [](float a, float b) { return std::fabs(a) > std::fabs(b); });
+      std::shuffle(orders[3].begin(), orders[3].end(), g);
+      for (const auto& o : orders) {
+        float s = 0;  // zero-initialised output, then one add per term
+        for (float x : o) s += x;
+        worst = std::max(worst, std::fabs(double(s) - exact) / allowed);
+      }
+      std::vector<float> p = t;
+      while (p.size() > 1) {
+        std::vector<float> q;
+        for (size_t i = 0; i + 1 < p.size(); i += 2) q.push_back(p[i] + p[i + 1]);
+        if (p.size() % 2) q.push_back(p.back());
+        p = q;
+      }
+      worst = std::max(worst, std::fabs(double(c ? p[0] : 0.0f) - exact) / allowed);
+      // Rejected: the terms rounded to bf16; one duplicate stored over instead of added.
+      float sb = 0;
+      for (float x : t) sb += bf16(x);
+      bf16_misses += !scatter_ok(sb, t, exact);
+      if (c >= 2) {
+        float sl = 0;
+        for (int i = 1; i < c; ++i) sl += t[i];
+        lost_misses += !scatter_ok(sl, t, exact);
+      }
+      ++rows;
+    }
+  }
+  EXPECT_LE(worst, 0.5) << "a legitimate order used more than half the bound";
+  EXPECT_GT(bf16_misses, rows * 9 / 10) << "bf16 terms";
+  EXPECT_EQ(lost_misses, rows - 2000) << "a lost duplicate";
+}
+
 }  // namespace
 }  // namespace mgk::problems
