@@ -7,7 +7,7 @@
 #   STEPS: comma-separated subset of: env,doctor,calibrate,tests,agent,bench,shared,problems,suite,tune,repeat,overhead,
 #          showcase,microbench (shared and suite: ranks sharing GPU 0, so one GPU is enough; not in the
 #          default set. suite: `mgk bench` over the whole suite, 2 samples, a scripted model; it needs
-#          bench_tests in BIN and leaves bench-gpu-report.{md,json,html} in OUT)
+#          bench_run_tests in BIN and leaves bench-gpu-report.{md,json,html} in OUT)
 #          badcands: every bad candidate with ranks sharing GPU 0, one verdict line each.
 #          sandbox: the candidate sandbox's CPU test, run here too (no bubblewrap here: namespaces).
 #          primitives: the primitives' device unit tests (tests/primitives), ranks sharing GPU 0.
@@ -136,7 +136,7 @@ if want problems; then
 fi
 if want suite; then
   section "mgk bench: the whole suite, 2 samples, scripted model over loopback HTTP, every rank on GPU 0 (checked, not timed)"
-  MGK_TEST_ARTIFACTS="$out" gtest suite "$out/bench_suite.log" "$(tbin bench_tests)" \
+  MGK_TEST_ARTIFACTS="$out" gtest suite "$out/bench_suite.log" "$(tbin bench_run_tests)" \
     --gtest_filter='BenchCli.WholeSuiteOnOneGpuRanksSharingIt'
   tail -60 "$out/bench_suite.log"
 fi

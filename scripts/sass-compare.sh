@@ -31,7 +31,7 @@ rm -rf "$out" && mkdir -p "$out/base" "$out/head" "$out/tmp"
 if [ -z "$base_tree" ]; then
   base_tree="$out/base-tree"
   mkdir -p "$base_tree"
-  git -C "$root" archive "$base_rev" problems primitives sandbox/include | tar -x -C "$base_tree"
+  git -C "$root" archive "$base_rev" problems primitives sandbox src | tar -x -C "$base_tree"
 fi
 
 # One line per build: NAME PROBLEM_DIR SOURCE DEFINES... (the variants as the GPU tests run them).
@@ -56,13 +56,16 @@ for i, (problem, args) in enumerate(re.findall(r'\{"(\w+)",\s*\{([^}]*)\}\}', bl
         print(f"{problem}_variant{i:02d}", f"collectives/{problem}", "expert.cu", *["-D" + d for d in defines])
 PY
 
+# mgk's headers: src/abi and sandbox/reference since 2026-12-07, sandbox/include before (a base
+# revision may be either; a folder a tree lacks is no harm to nvcc).
 build() {  # SIDE TREE NAME DIR SOURCE DEFINES...
   local side="$1" tree="$2" name="$3" dir="$4" source="$5"; shift 5
   local work="$out/tmp/$side-$name"
   mkdir -p "$work"
   (cd "$work" && "$nvcc" --keep --keep-dir "$work" -std=c++20 -O3 -shared -Xcompiler -fPIC -lineinfo \
      --expt-relaxed-constexpr --extended-lambda -cudart shared -gencode=arch=compute_90a,code=sm_90a \
-     -I "$tree/sandbox/include" -I "$tree/primitives" -I "$tree/problems/$dir" "$@" \
+     -I "$tree/src/abi" -I "$tree/sandbox/reference" -I "$tree/sandbox/include" -I "$tree/primitives" \
+     -I "$tree/problems/$dir" "$@" \
      -o "$work/$name.so" "$tree/problems/$dir/$source" -lcublas -lcublasLt) > "$work/log" 2>&1 ||
     { echo "sass-compare: $side $name failed to build:"; cat "$work/log"; return 1; }
   cp "$work/${source%.cu}.cubin" "$out/$side/$name.cubin"

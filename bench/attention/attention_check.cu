@@ -1,5 +1,5 @@
 // mgk-attention-check: one GPU, no arguments. Runs the cuDNN attention wrapper
-// (sandbox/include/mgk/cudnn_attention.h) at a few shapes, the attention problems' pkb shapes
+// (sandbox/reference/mgk/cudnn_attention.h) at a few shapes, the attention problems' pkb shapes
 // first, against plain fp32 kernels on the same bf16 inputs, and prints per shape the largest
 // error of O and of the log-sum-exp stats (forward), then of dQ, dK and dV (backward, from the
 // forward's O and stats and a drawn dO), with cuDNN's times beside the plain kernels'. Exit 0

@@ -155,7 +155,7 @@ AttemptOutcome Agent::resume(int64_t attempt_id) {
 void Agent::prepare_sandbox() {
   auto run = deps_.store->run(run_id_);
   if (!run) throw Error("attempt " + std::to_string(attempt_id_) + " has no run in the store");
-  sandbox_ = runner::make_sandbox_dir(sandbox_name(attempt_id_, run->uuid));
+  sandbox_ = sandboxing::make_sandbox_dir(sandbox_name(attempt_id_, run->uuid));
   for (const auto& [name, text] : setup_.sandbox_files)
     if (!fs::exists(sandbox_ / name)) write_file(sandbox_ / name, text);
   for (const auto& [name, target] : setup_.sandbox_links)
@@ -164,14 +164,14 @@ void Agent::prepare_sandbox() {
     if (auto source = deps_.store->kernel_source(*best_hash_)) write_file(sandbox_ / "best.cu", *source);
   if (setup_.mode != Mode::kShell) return;
   fs::create_directories(sandbox_ / ".mgk");  // the sandbox's own compile cache and scratch store
-  runner::RunnerOptions o = setup_.runner;
+  sandboxing::RunnerOptions o = setup_.runner;
   o.sandbox_dir = sandbox_;
   for (const auto& link : setup_.sandbox_links) o.read_only.push_back(fs::absolute(link.second));  // where they lead
   o.cancel = deps_.interrupt;
   o.timeout_s = setup_.command_timeout_s;
   o.extra_env["MGK_HOME"] = (sandbox_ / ".mgk").string();
   o.extra_env["MGK_DB"] = (sandbox_ / ".mgk" / "mgk.db").string();
-  runner_ = std::make_unique<runner::Runner>(o);
+  runner_ = std::make_unique<sandboxing::Runner>(o);
 }
 
 AttemptOutcome Agent::run() {

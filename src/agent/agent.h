@@ -21,7 +21,7 @@
 #include "agent/prompt_library.h"
 #include "llm/provider.h"
 #include "agent/shared_budget.h"
-#include "runner/runner.h"
+#include "sandboxing/runner.h"
 #include "store/store.h"
 
 namespace mgk::agent {
@@ -42,7 +42,7 @@ struct AgentSetup {
   std::map<std::string, std::filesystem::path> sandbox_links;
   // Shell mode: how commands run. The agent sets sandbox_dir and cancel, and points
   // MGK_HOME and MGK_DB inside the sandbox (the trusted store is never writable there).
-  runner::RunnerOptions runner;
+  sandboxing::RunnerOptions runner;
   double command_timeout_s = kCommandTimeoutS;
   nlohmann::json config = nlohmann::json::object();  // stored with the attempt
 };
@@ -161,7 +161,7 @@ class Agent {
 
   AgentSetup setup_;
   AgentDeps deps_;
-  std::unique_ptr<runner::Runner> runner_;
+  std::unique_ptr<sandboxing::Runner> runner_;
   int64_t run_id_ = 0;
   int64_t attempt_id_ = 0;
   std::filesystem::path sandbox_;

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "common/env.h"
+#include "eval/compile.h"
 
 namespace mgk::agent {
 
@@ -25,10 +26,11 @@ HostPaths::HostPaths(std::vector<std::pair<fs::path, std::string>> folders) {
 
 HostPaths HostPaths::of_this_machine(const fs::path& sandbox) {
   const fs::path root = root_dir();
-  std::vector<std::pair<fs::path, std::string>> folders = {
-      {fs::absolute(sandbox), ""}, {fs::absolute(home_dir()), ""},
-      // Where #include finds them: <mgk/solution.h>, <comm/...>.
-      {root / "sandbox/include", ""}, {root / "primitives", ""}, {root, ""}};
+  std::vector<std::pair<fs::path, std::string>> folders = {{fs::absolute(sandbox), ""},
+                                                             {fs::absolute(home_dir()), ""}};
+  // Where #include finds them: <mgk/solution.h>, <collective/...>.
+  for (const fs::path& dir : eval::mgk_header_dirs(/*is_reference=*/true)) folders.emplace_back(dir, "");
+  folders.emplace_back(root, "");
   // Followed links, as the compiler may print them.
   for (size_t i = 0, n = folders.size(); i < n; ++i) {
     std::error_code ec;

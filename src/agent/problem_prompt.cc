@@ -161,7 +161,7 @@ std::string for_the_model(const std::string& text, const std::string& what) {
 
 PromptTexts read_prompt_texts(const problems::Spec& spec) {
   PromptTexts t;
-  const fs::path abi = root_dir() / "sandbox" / "include" / "mgk" / "abi.h";
+  const fs::path abi = root_dir() / "src" / "abi" / "mgk" / "abi.h";
   t.abi = for_the_model(read_file(abi, "the solution ABI"), abi.string());
   t.primitives_guide = read_file(root_dir() / "primitives" / "README.md", "the primitives guide");
   t.statement = read_file(spec.statement_path(), "the problem statement");

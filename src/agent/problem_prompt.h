@@ -23,7 +23,7 @@ struct Topology {
 
 // Files the prompts quote, read from the mgk root.
 struct PromptTexts {
-  std::string abi;               // sandbox/include/mgk/abi.h
+  std::string abi;               // src/abi/mgk/abi.h
   std::string primitives_guide;  // primitives/README.md
   std::string statement;         // the problem's statement.md
   std::string reference_source;  // the problem's reference.cu

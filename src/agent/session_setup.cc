@@ -7,8 +7,8 @@ namespace {
 
 // Where shell-mode commands run: the running mgk first on PATH, the mgk tree and binaries
 // readable, the harness found where this mgk finds it.
-runner::RunnerOptions shell_runner_options() {
-  runner::RunnerOptions o;
+sandboxing::RunnerOptions shell_runner_options() {
+  sandboxing::RunnerOptions o;
   const std::string path = env("PATH").value_or("/usr/local/bin:/usr/bin:/bin");
   o.extra_env["PATH"] = self_dir().string() + ":" + path;
   o.extra_env["MGK_ROOT"] = root_dir().string();

@@ -5,8 +5,8 @@
 
 #include <memory>
 
-#include "bench/request.h"
-#include "bench/run.h"
+#include "bench_run/request.h"
+#include "bench_run/run.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/session_flags.h"
@@ -14,9 +14,9 @@
 namespace mgk::cli {
 namespace {
 
-// --gpus as typed: bench::Request holds the parsed list.
+// --gpus as typed: bench_run::Request holds the parsed list.
 struct BenchFlags {
-  bench::Request request;
+  bench_run::Request request;
   std::string gpus;
 };
 
@@ -24,7 +24,7 @@ struct BenchFlags {
 
 void add_bench_command(CLI::App& root, Globals& g) {
   auto flags = std::make_shared<BenchFlags>();
-  bench::Request* a = &flags->request;
+  bench_run::Request* a = &flags->request;
   CLI::App* c = root.add_subcommand("bench", "Run a model over many problems, several samples each; ends with the report");
   c->add_option("--model", a->model, "provider:model, e.g. anthropic:claude-sonnet-4-5, openai:gpt-4o, vllm:qwen");
   c->add_option("--problems", a->problems,
@@ -86,12 +86,12 @@ void add_bench_command(CLI::App& root, Globals& g) {
   c->add_option("--shard", a->shard)->group("");  // what a Slurm run's script runs: its task K of N
   c->add_option("--run-file", a->run_file)->group("");
   c->callback([flags, c, &g] {
-    bench::Request& r = flags->request;
+    bench_run::Request& r = flags->request;
     r.gpus = parse_int_list(flags->gpus, "--gpus");
     for (const CLI::Option* o : c->get_options())
       if (o->count() && !o->get_name().empty()) r.typed.insert(o->get_name());
     r.may_ask = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) && !r.json && !r.dry_run;
-    g.exit_code = bench::run(r, {[&g] { return open_store(g); }, [&g] { return open_store_to_read(g); }});
+    g.exit_code = bench_run::run(r, {[&g] { return open_store(g); }, [&g] { return open_store_to_read(g); }});
   });
 }
 

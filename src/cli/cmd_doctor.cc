@@ -75,9 +75,9 @@ ExitCode run_doctor(const Globals& g, bool json) {
   if (access(harness.c_str(), X_OK) == 0) d.ok("harness", "harness: " + harness.string());
   else d.fail("harness", "harness: " + harness.string() + " missing", "rebuild mgk (scripts/setup.sh) or set MGK_HARNESS");
   auto root = root_dir();
-  if (std::filesystem::exists(root / "problems") && std::filesystem::exists(root / "sandbox/include/mgk/abi.h"))
+  if (std::filesystem::exists(root / "problems") && std::filesystem::exists(root / "src/abi/mgk/abi.h"))
     d.ok("suite", "suite: " + root.string());
-  else d.fail("suite", "suite: no problems/ or sandbox/include under " + root.string(), "set MGK_ROOT to the mgk source tree");
+  else d.fail("suite", "suite: no problems/ or src/abi under " + root.string(), "set MGK_ROOT to the mgk source tree");
 
   eval::MachineInfo m = eval::probe_machine();
   if (m.gpus.empty()) {

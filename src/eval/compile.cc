@@ -24,7 +24,7 @@
 #include "problems/catalog.h"
 #include "common/text.h"
 #include "process/run.h"
-#include "runner/environment.h"
+#include "sandboxing/environment.h"
 
 namespace mgk::eval {
 
@@ -51,7 +51,7 @@ process::ProcessResult run_nvcc(const std::vector<std::string>& argv, const fs::
                                 const std::atomic<bool>* unwanted = nullptr) {
   process::RunSpec spec;
   spec.argv = argv;
-  spec.env = runner::scrubbed_environment(process::current_environment(), {}, cwd, runner::EnvPolicy::kCompiler);
+  spec.env = sandboxing::scrubbed_environment(process::current_environment(), {}, cwd, sandboxing::EnvPolicy::kCompiler);
   spec.working_dir = cwd;
   spec.timeout_s = 300;
   spec.limits = process::Limits{0, 0, 0, 0};
@@ -91,10 +91,12 @@ std::vector<fs::path> system_dirs() {
   return dirs;
 }
 
-// Where the trusted headers live: lines from them are not judged. The toolchain's, mgk's own,
-// and /usr/local/include (trusted, but hashed by the fast path: no package version covers it).
-std::vector<fs::path> trusted_dirs(const fs::path& root) {
-  std::vector<fs::path> dirs = {root / "sandbox/include", root / "primitives", "/usr/local/include"};
+// Where the trusted headers live: lines from them are not judged. The toolchain's, mgk's own
+// that the build may include, and /usr/local/include (trusted, but hashed by the fast path:
+// no package version covers it).
+std::vector<fs::path> trusted_dirs(bool is_reference) {
+  std::vector<fs::path> dirs = mgk_header_dirs(is_reference);
+  dirs.push_back("/usr/local/include");
   for (auto& d : system_dirs()) dirs.push_back(std::move(d));
   return dirs;
 }
@@ -189,14 +191,13 @@ std::string read_ptx(const fs::path& dir) {
 struct Flags {
   std::vector<std::string> keyed, libs, nvcc;
 };
-Flags flags_of(const CompileRequest& req, const fs::path& root) {
+Flags flags_of(const CompileRequest& req) {
   // The kernel's own folder is on the include path (its headers) but in neither key: what
   // the kernel took from it is in the preprocessed source, and in the manifest.
   Flags f;
   f.keyed = nvcc_flags(req.arch);
-  for (const std::string& dir : {(root / "sandbox/include").string(), (root / "primitives").string()})
-    f.keyed.push_back("-I" + dir);
-  const size_t own_dir_at = f.keyed.size();  // after the trusted headers, before the problem's
+  for (const fs::path& dir : mgk_header_dirs(req.is_reference)) f.keyed.push_back("-I" + dir.string());
+  const size_t own_dir_at = f.keyed.size();  // after mgk's headers, before the problem's
   if (!req.problem_dir.empty()) f.keyed.push_back("-I" + req.problem_dir.string());
   for (const auto& d : req.defines) f.keyed.push_back("-D" + d);
   for (const auto& x : req.extra_flags) f.keyed.push_back(x);
@@ -217,6 +218,19 @@ std::vector<std::string> nvcc_flags(const std::string& arch_in) {
           "--extended-lambda", "-cudart", "shared", "-gencode=arch=compute_" + arch_num + ",code=sm_" + arch_num};
 }
 
+std::vector<fs::path> mgk_header_dirs(bool is_reference) {
+  const fs::path root = root_dir();
+  if (is_reference) return {root / "src/abi", root / "sandbox/reference", root / "primitives"};
+  return {root / "src/abi", root / "primitives"};
+}
+
+std::vector<fs::path> include_dirs(const CompileRequest& request) {
+  std::vector<fs::path> dirs = mgk_header_dirs(request.is_reference);
+  dirs.push_back(fs::absolute(request.source).parent_path());
+  if (!request.problem_dir.empty()) dirs.push_back(request.problem_dir);
+  return dirs;
+}
+
 std::vector<std::string> linked_libraries(bool is_reference) {
   // cuDNN (attention) for the references only: it can deserialise execution plans, compiled
   // device code the candidate checks (imports, PTX) would never see.
@@ -226,7 +240,7 @@ std::vector<std::string> linked_libraries(bool is_reference) {
 }
 
 std::vector<std::string> nvcc_command(const CompileRequest& req, const fs::path& output) {
-  const Flags f = flags_of(req, root_dir());
+  const Flags f = flags_of(req);
   std::vector<std::string> argv = {nvcc_path()};
   argv.insert(argv.end(), f.nvcc.begin(), f.nvcc.end());
   argv.insert(argv.end(), {"-o", output.string(), req.source.string()});
@@ -277,14 +291,17 @@ CompileResult compile(const CompileRequest& req) {
   const std::string shown = req.shown_as.empty() ? req.source.string() : req.shown_as;
   const std::string shown_file = fs::path(shown).filename().string();
 
-  const fs::path root = root_dir();
   const fs::path kernel_dir = fs::absolute(req.source).parent_path();
-  const auto [flags, libs, nvcc_args] = flags_of(req, root);
+  const auto [flags, libs, nvcc_args] = flags_of(req);
 
   // What both keys share: how it is built and judged (a reference skips the import checks,
   // so its library is never a candidate's), and with what.
   const std::string toolchain =
-      nvcc_version() + "\n" + tree_digest(root / "sandbox/include") + "\n" + tree_digest(root / "primitives");
+      nvcc_version() + "\n" + [&] {
+        std::string digests;
+        for (const fs::path& dir : mgk_header_dirs(req.is_reference)) digests += tree_digest(dir) + "\n";
+        return digests;
+      }();
   auto common = [&](Sha256& h) {
     h.update(req.is_reference ? "reference\n" : "candidate\n");
     for (const auto& f : flags) h.update(f).update("\n");
@@ -348,7 +365,7 @@ CompileResult compile(const CompileRequest& req) {
     return r;
   }
   const std::string preprocessed = read_file(work.path / "preprocessed.ii", "preprocessed source");
-  if (auto v = check_preprocessed(preprocessed, trusted_dirs(root), req.is_reference)) {
+  if (auto v = check_preprocessed(preprocessed, trusted_dirs(req.is_reference), req.is_reference)) {
     if (v->file == kStagedName) v->file = shown;
     r.refusal = v->describe();
     r.refused_rule = rule_info(v->rule).id;

@@ -57,6 +57,14 @@ CompileResult compile(const CompileRequest& request);
 std::vector<std::string> nvcc_flags(const std::string& arch);
 std::vector<std::string> linked_libraries(bool is_reference);
 
+// mgk's own header folders a build sees, in the order nvcc searches them: the solution ABI
+// and its helpers (src/abi: every kernel), the reference kit (sandbox/reference: references
+// only; a candidate cannot include it) and the primitives.
+std::vector<std::filesystem::path> mgk_header_dirs(bool is_reference);
+// Where a build's `#include "..."` is looked for after the including file's own folder:
+// mgk_header_dirs, then the kernel's folder, then the problem's.
+std::vector<std::filesystem::path> include_dirs(const CompileRequest& request);
+
 
 // The kernel file's text, checked: UsageError for a missing file or a directory; the
 // second member is non-empty (why) for bytes that are not a kernel source.

@@ -281,7 +281,7 @@ void run_group(const GroupInputs& in, const std::vector<int>& gpus, const std::v
   }
   progress("starting " + std::to_string(gpus.size()) + " ranks");
   RankGroup group(gs);
-  res.isolation = gs.candidate ? runner::to_string(group.candidate_isolation()) : "";
+  res.isolation = gs.candidate ? sandboxing::to_string(group.candidate_isolation()) : "";
   std::vector<wire::Reply> inits;
   if (shared) {  // NCCL refuses two ranks on one GPU, and the reference is not run
     inits = group.command({wire::Init{}}, "init (CUDA context)", std::max(timeout, 120.0));

@@ -16,9 +16,9 @@
 #include "common/interrupt.h"
 #include "common/log.h"
 #include "process/run.h"
-#include "runner/candidate_root.h"
-#include "runner/environment.h"
-#include "runner/runner.h"
+#include "sandboxing/candidate_root.h"
+#include "sandboxing/environment.h"
+#include "sandboxing/runner.h"
 #include "wire/candidate_exit.h"
 
 namespace mgk::eval {
@@ -134,10 +134,10 @@ int RankGroup::ask_rank(wire::Channel& c, Clock::time_point deadline) {
 void RankGroup::start(const GroupSpec& spec) {
   const int world = int(ranks_.size());
   const process::EnvMap parent = process::current_environment();
-  const runner::IsolationStatus how = spec.isolation ? *spec.isolation : runner::isolation_status();
+  const sandboxing::IsolationStatus how = spec.isolation ? *spec.isolation : sandboxing::isolation_status();
   if (spec.candidate) {
     isolation_ = how.kind;
-    if (isolation_ == runner::IsolationKind::kNone) runner::warn_unisolated_once(how.problem);
+    if (isolation_ == sandboxing::IsolationKind::kNone) sandboxing::warn_unisolated_once(how.problem);
   }
   // The device nodes of the group's GPUs, when each rank's is known.
   bool known_gpus = int(spec.gpu_ids.size()) == world;
@@ -167,7 +167,7 @@ void RankGroup::start(const GroupSpec& spec) {
         s.argv.insert(s.argv.end(), {"--candidate-fd", std::to_string(pair[0].fd)});
         s.inherit_fds = {pair[0].fd};
       }
-      s.env = runner::scrubbed_environment(parent, {}, spec.work_dir, runner::EnvPolicy::kTrustedRank);
+      s.env = sandboxing::scrubbed_environment(parent, {}, spec.work_dir, sandboxing::EnvPolicy::kTrustedRank);
       s.working_dir = spec.work_dir;
       s.limits = process::Limits{0, 0, 0, 0};
       s.output_fd = log.fd;
@@ -181,7 +181,7 @@ void RankGroup::start(const GroupSpec& spec) {
     fs::create_directories(scratch);
     Fd log{open_log(rk.candidate_log)};
     process::SpawnSpec s;
-    s.env = runner::scrubbed_environment(parent, {}, scratch, runner::EnvPolicy::kCandidate);
+    s.env = sandboxing::scrubbed_environment(parent, {}, scratch, sandboxing::EnvPolicy::kCandidate);
     // The runner by its real path: a symlink to it (an install, a test's fake) may point into
     // a folder the sandbox hides, /tmp above all, and exec would then find nothing.
     const fs::path runner_binary = fs::canonical(*spec.candidate);
@@ -193,9 +193,9 @@ void RankGroup::start(const GroupSpec& spec) {
       s.env["CUDA_VISIBLE_DEVICES"] = spec.gpu_ids[r].uuid;
       argv.insert(argv.end(), {"--visible-device", "0"});
     }
-    const runner::SandboxLayout layout =
-        runner::candidate_layout(scratch, s.env, reads, known_gpus ? group_nodes : std::vector<fs::path>{});
-    runner::Sandbox sandbox(how, layout);
+    const sandboxing::SandboxLayout layout =
+        sandboxing::candidate_layout(scratch, s.env, reads, known_gpus ? group_nodes : std::vector<fs::path>{});
+    sandboxing::Sandbox sandbox(how, layout);
     s.argv = sandbox.command(argv);
     s.hook = sandbox.hook();
     s.working_dir = scratch;
@@ -249,7 +249,7 @@ std::string RankGroup::log_tail(int rank, bool candidate, size_t max_chars) cons
 void RankGroup::died(int rank, bool candidate, const std::string& phase) {
   Rank& rk = ranks_[rank];
   process::Child& c = candidate ? rk.candidate : rk.harness;
-  const bool sandboxed = candidate && isolation_ != runner::IsolationKind::kNone;
+  const bool sandboxed = candidate && isolation_ != sandboxing::IsolationKind::kNone;
   const int status = c.wait();
   const std::string how = describe_end(status, sandboxed);
   std::string tail = log_tail(rank, candidate, 800);

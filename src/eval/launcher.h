@@ -1,7 +1,7 @@
 // Starts the processes of one evaluation, two per rank: mgk-harness (trusted: NCCL, the
 // reference, the oracle, the checks) and, when there is a candidate, mgk-candidate (the
 // model's code, in a sandbox: no network, no secrets, a root holding only the system's
-// libraries, its own files and its GPUs' device nodes (runner/candidate_root.h), no
+// libraries, its own files and its GPUs' device nodes (sandboxing/candidate_root.h), no
 // capabilities, its rank's GPU alone; it filters its own system calls), joined to its
 // harness by a socket pair. A candidate process its filter stopped is reported as its
 // refusal, naming the call. Brokers what
@@ -18,7 +18,7 @@
 
 #include "common/error.h"
 #include "process/spawn.h"
-#include "runner/isolation.h"
+#include "sandboxing/isolation.h"
 #include "wire/protocol.h"
 
 namespace mgk::eval {
@@ -61,8 +61,8 @@ struct GroupSpec {
   // What the candidate processes must be able to read where their sandbox hides it (the
   // compiled candidate's directory, say, when it lies under the user's home).
   std::vector<std::filesystem::path> candidate_reads;
-  // How to isolate the candidates; unset: the best this machine has (runner::isolation_status).
-  std::optional<runner::IsolationStatus> isolation;
+  // How to isolate the candidates; unset: the best this machine has (sandboxing::isolation_status).
+  std::optional<sandboxing::IsolationStatus> isolation;
   // gpu_ids[r]: rank r's GPU, for its candidate process: it sees that GPU alone, and the
   // device nodes of its group's GPUs (the peers' memory it maps lives there). Empty, or a
   // rank's identity unknown: its candidate sees every GPU of the machine.
@@ -78,7 +78,7 @@ class RankGroup {
 
   int world() const { return int(ranks_.size()); }
   // How the candidate processes are isolated (kNone: a warning was printed).
-  runner::IsolationKind candidate_isolation() const { return isolation_; }
+  sandboxing::IsolationKind candidate_isolation() const { return isolation_; }
 
   // Sends commands[r] to every rank r (one command for all if commands.size()==1) and
   // waits for every reply, serving broker requests meanwhile. Throws HangError after
@@ -110,7 +110,7 @@ class RankGroup {
   std::string where_each_rank_is(const std::vector<bool>& done, const std::string& phase) const;
 
   std::vector<Rank> ranks_;
-  runner::IsolationKind isolation_ = runner::IsolationKind::kNone;
+  sandboxing::IsolationKind isolation_ = sandboxing::IsolationKind::kNone;
   std::filesystem::path socket_path_;
   // The pending collective request: which ranks asked, with what.
   std::optional<wire::RequestKind> pending_kind_;

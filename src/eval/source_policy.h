@@ -1,7 +1,7 @@
 // What a kernel's source may not contain, judged on the preprocessed text (what the
 // compiler sees, so a macro that pastes a name together is judged by the name it makes),
 // line by line as the preprocessor's line markers attribute it. Lines from the trusted
-// headers (the CUDA toolkit, the system, mgk's sandbox/include and primitives/) are not
+// headers (the CUDA toolkit, the system, mgk's src/abi, the reference kit (references only) and primitives/) are not
 // judged: they declare what the candidate may not call. Everything else is, the
 // candidate's own headers included.
 #pragma once

@@ -6,8 +6,8 @@
 
 #include "agent/agent.h"
 #include "agent/session_setup.h"
-#include "bench/dry_run.h"
-#include "bench/gpu_pool.h"
+#include "bench_run/dry_run.h"
+#include "bench_run/gpu_pool.h"
 #include "common/interrupt.h"
 #include "common/log.h"
 #include "eval/calibration.h"
@@ -46,7 +46,7 @@ std::vector<int> rank_gpus_for(const std::vector<int>& given, int world, const e
   if (!given.empty() || compile_only) return given;
   std::vector<int> visible(machine.gpus.size());
   std::iota(visible.begin(), visible.end(), 0);
-  return bench::rank_gpus(world, visible);
+  return bench_run::rank_gpus(world, visible);
 }
 
 ExitCode exit_code_for(const agent::AttemptOutcome& o) {
@@ -114,24 +114,24 @@ ExitCode run(Request a, store::Store& store) {
   if (!a.reasoning_effort.empty()) choices.sampling.reasoning_effort = a.reasoning_effort;
   choices.topology = agent::topology_of(machine, world, peaks);
   // The model's own commands name the GPUs only where the ranks share them or were chosen.
-  choices.shell_gpus = given_gpus.empty() && !shared ? "" : bench::gpu_list(gpus);
+  choices.shell_gpus = given_gpus.empty() && !shared ? "" : bench_run::gpu_list(gpus);
   choices.compile_only = a.compile_only;
   choices.gpus = gpus;
   agent::AgentSetup setup = agent::build_session_setup(prompts, spec, choices);
 
   if (a.dry_run) {
-    bench::DryRun d;
+    bench_run::DryRun d;
     d.model = model;
     d.mode = mode;
     d.turns = turns;
     d.max_tokens = choices.sampling.max_tokens;
     d.problems = {{problem, world}};
-    d.groups = {bench::group_line(world, {gpus}, a.compile_only)};
+    d.groups = {bench_run::group_line(world, {gpus}, a.compile_only)};
     d.example = problem;
     d.prompt = setup.prompt;
     d.first_prompts_chars = static_cast<long long>(setup.prompt.system.size() + setup.prompt.user.size());
     d.llm = &llm_config;
-    bench::print_dry_run(std::cout, d);
+    bench_run::print_dry_run(std::cout, d);
     eval::report_preflight_for_dry_run({spec}, machine, a.compile_only);
     return ExitCode::kOk;
   }
@@ -141,7 +141,7 @@ ExitCode run(Request a, store::Store& store) {
   // Everything that would fail every evaluation is found before the first paid call.
   eval::preflight({spec}, machine, {a.compile_only, true});
   if (shared)
-    log::info("ranks share a GPU (" + bench::gpu_list(gpus) + "): kernels are checked for correctness, not timed");
+    log::info("ranks share a GPU (" + bench_run::gpu_list(gpus) + "): kernels are checked for correctness, not timed");
 
   if (run_id == 0)
     run_id = store.begin_run({"generate", model, {{"problem", problem}, {"mode", mode}, {"world", world}}});

@@ -36,7 +36,7 @@ struct InputInit {
   // same on every rank, moved by a phase drawn each trial: every zero_every-th row exactly
   // zero, every tiny_every-th (half a period on) its values times `tiny` < 1, every
   // massive_every-th (a period on, less one) times `massive` > 1 (mgk_input_gen in
-  // sandbox/include/mgk/abi.h). 0 for none; not for randint (indices and counts would leave
+  // src/abi/mgk/abi.h). 0 for none; not for randint (indices and counts would leave
   // their range).
   std::string row_length;
   long long zero_every = 0, tiny_every = 0, massive_every = 0;

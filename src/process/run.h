@@ -1,6 +1,6 @@
 // Running a process to completion: a deadline, cancellation (Ctrl-C), and its output kept
 // within a bound, cut in the middle. Built on spawn(); used for mgk's own tools (nvcc, the
-// harness probe) and, through the sandbox runner (src/runner/), for a model's commands.
+// harness probe) and, through the sandbox runner (src/sandboxing/), for a model's commands.
 #pragma once
 #include <atomic>
 #include <chrono>

@@ -3,7 +3,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "common/env.h"
 #include "common/error.h"
 #include "common/file.h"
 #include "common/format.h"
@@ -50,16 +49,6 @@ std::filesystem::path default_best_path(const std::filesystem::path& kernel) {
 
 namespace {
 
-// Where the compiler looks for the kernel's `#include "..."` after the including file's
-// folder: the include path eval::compile_candidate gives it (mgk's headers, the kernel's
-// folder, the problem's).
-std::vector<std::filesystem::path> include_dirs(const eval::EvalOptions& eval) {
-  std::vector<std::filesystem::path> dirs = {root_dir() / "sandbox/include", root_dir() / "primitives",
-                                             std::filesystem::absolute(eval.kernel).parent_path()};
-  if (!eval.plan.spec.dir.empty()) dirs.push_back(eval.plan.spec.dir);
-  return dirs;
-}
-
 std::vector<std::string> best_kernel_notes(const KernelTuneRequest& request,
                                            const KernelTuneResult& result) {
   const TrialContext& c = result.context;
@@ -85,8 +74,10 @@ KernelTuneResult tune_kernel(const KernelTuneRequest& request, TrialCache& cache
   if (kernel.space.empty())
     throw UsageError(request.eval.kernel.string() + " declares no tunable parameters; add "
                      "markers such as '// mgk:tune BLOCKS 8 16 32' (see src/tune/README.md)");
-  const std::string with_headers =
-      with_included_files(kernel.source, request.eval.kernel, include_dirs(request.eval));
+  eval::CompileRequest build;  // where its `#include "..."` are found, as the evaluator builds it
+  build.source = request.eval.kernel;
+  build.problem_dir = request.eval.plan.spec.dir;
+  const std::string with_headers = with_included_files(kernel.source, request.eval.kernel, eval::include_dirs(build));
   for (const auto& name : parameters_without_default(with_headers, kernel.space))
     log::warning(request.eval.kernel.string() + " gives " + name + " no default (#ifndef " +
                  name + " / #define " + name + " ... / #endif, in it or in a header it "

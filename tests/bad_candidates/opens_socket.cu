@@ -1,6 +1,6 @@
 // Flaw: a correct all-reduce that opens a socket in its setup (to send its inputs, or the
 // machine's secrets, somewhere). Refused: the built library imports socket(); and were it
-// run, its process has no network (tests/runner/candidate_sandbox_test.cc).
+// run, its process has no network (tests/sandboxing/candidate_sandbox_test.cc).
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>

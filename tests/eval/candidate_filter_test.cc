@@ -45,13 +45,13 @@ const Attack kAttacks[] = {
     {"killinit", "kill", "candidates may signal only their own process", "process-control"},
 };
 
-class CandidateFilter : public ::testing::TestWithParam<runner::IsolationKind> {
+class CandidateFilter : public ::testing::TestWithParam<sandboxing::IsolationKind> {
  protected:
   void SetUp() override {
     how_ = {GetParam(), "", ""};
-    if (GetParam() == runner::IsolationKind::kBubblewrap) {
-      how_ = runner::probe_isolation("/usr/bin:/bin");
-      if (how_.kind != runner::IsolationKind::kBubblewrap) GTEST_SKIP() << "bubblewrap is not usable here: " << how_.problem;
+    if (GetParam() == sandboxing::IsolationKind::kBubblewrap) {
+      how_ = sandboxing::probe_isolation("/usr/bin:/bin");
+      if (how_.kind != sandboxing::IsolationKind::kBubblewrap) GTEST_SKIP() << "bubblewrap is not usable here: " << how_.problem;
     }
   }
   GroupSpec spec(const fs::path& bin, const fs::path& work, const std::string& mode) const {
@@ -76,7 +76,7 @@ class CandidateFilter : public ::testing::TestWithParam<runner::IsolationKind> {
     }
     return log;
   }
-  runner::IsolationStatus how_;
+  sandboxing::IsolationStatus how_;
 };
 
 TEST_P(CandidateFilter, EachForbiddenRawSystemCallEndsTheCandidateAsItsOwnRefusalNamingTheCall) {
@@ -117,7 +117,7 @@ TEST(CandidateFilterRules, EveryRefusedCallClassNamesARuleThePromptHas) {
 // What it writes it cannot run: on the namespaces path its directory is mounted noexec (the
 // filter lets executable mappings of files through: the loader and the driver make them).
 TEST_P(CandidateFilter, AFileItWroteCannotBeMappedExecutableOnTheNamespacesPath) {
-  if (GetParam() != runner::IsolationKind::kNamespaces) GTEST_SKIP() << "bubblewrap cannot mount noexec";
+  if (GetParam() != sandboxing::IsolationKind::kNamespaces) GTEST_SKIP() << "bubblewrap cannot mount noexec";
   const std::string log = run_until("scratchexec", "scratchexec: ");
   EXPECT_NE(log.find("scratchexec: refused by the mount"), std::string::npos) << log;
 }
@@ -154,9 +154,9 @@ TEST_P(CandidateFilter, WhatAHostProgramDoesIsLetThrough) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Isolation, CandidateFilter,
-                         ::testing::Values(runner::IsolationKind::kBubblewrap, runner::IsolationKind::kNamespaces,
-                                           runner::IsolationKind::kNone),
-                         [](const auto& info) { return std::string(runner::to_string(info.param)); });
+                         ::testing::Values(sandboxing::IsolationKind::kBubblewrap, sandboxing::IsolationKind::kNamespaces,
+                                           sandboxing::IsolationKind::kNone),
+                         [](const auto& info) { return std::string(sandboxing::to_string(info.param)); });
 
 }  // namespace
 }  // namespace mgk::eval

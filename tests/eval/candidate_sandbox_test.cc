@@ -54,21 +54,21 @@ std::string line_of(const std::string& log, const std::string& what) {
   return log.substr(at + what.size() + 2, end - at - what.size() - 2);
 }
 
-class CandidateSandbox : public ::testing::TestWithParam<runner::IsolationKind> {
+class CandidateSandbox : public ::testing::TestWithParam<sandboxing::IsolationKind> {
  protected:
   void SetUp() override {
-    how_ = runner::probe_isolation("/usr/bin:/bin");
-    if (GetParam() == runner::IsolationKind::kNamespaces) {
+    how_ = sandboxing::probe_isolation("/usr/bin:/bin");
+    if (GetParam() == sandboxing::IsolationKind::kNamespaces) {
       // The fallback for machines without bubblewrap (the GPU machines): tried directly.
-      runner::IsolationStatus ns{runner::IsolationKind::kNamespaces, "", ""};
+      sandboxing::IsolationStatus ns{sandboxing::IsolationKind::kNamespaces, "", ""};
       how_ = ns;
-    } else if (how_.kind != runner::IsolationKind::kBubblewrap) {
+    } else if (how_.kind != sandboxing::IsolationKind::kBubblewrap) {
       GTEST_SKIP() << "bubblewrap is not usable here: " << how_.problem;
     }
     ::setenv("OPENAI_API_KEY", "sk-planted-0123456789", 1);
   }
   void TearDown() override { ::unsetenv("OPENAI_API_KEY"); }
-  runner::IsolationStatus how_;
+  sandboxing::IsolationStatus how_;
 };
 
 TEST_P(CandidateSandbox, CannotReadTheKeyWriteOutsideOrReachTheNetwork) {
@@ -100,7 +100,7 @@ TEST_P(CandidateSandbox, CannotReadTheKeyWriteOutsideOrReachTheNetwork) {
   EXPECT_LE(std::stoi(line_of(log, "parent pid")), 1) << log;
   // PID 1 is bubblewrap's own process (started with the scrubbed environment: nothing to
   // find) or mgk's init, a copy of mgk's memory, which must be out of reach.
-  if (GetParam() == runner::IsolationKind::kNamespaces) {
+  if (GetParam() == sandboxing::IsolationKind::kNamespaces) {
     EXPECT_EQ(line_of(log, "read /proc/1/environ"), "denied") << log;
     EXPECT_EQ(line_of(log, "read /proc/1/mem"), "denied") << log;
   } else {
@@ -130,8 +130,8 @@ TEST_P(CandidateSandbox, CannotReadTheKeyWriteOutsideOrReachTheNetwork) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Isolation, CandidateSandbox,
-                         ::testing::Values(runner::IsolationKind::kBubblewrap, runner::IsolationKind::kNamespaces),
-                         [](const auto& info) { return std::string(runner::to_string(info.param)); });
+                         ::testing::Values(sandboxing::IsolationKind::kBubblewrap, sandboxing::IsolationKind::kNamespaces),
+                         [](const auto& info) { return std::string(sandboxing::to_string(info.param)); });
 
 }  // namespace
 }  // namespace mgk::eval

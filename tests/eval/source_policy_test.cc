@@ -12,7 +12,9 @@ std::string from(const std::string& file, const std::string& body, int first_lin
   return "# " + std::to_string(first_line) + " \"" + file + "\"\n" + body;
 }
 
-const std::vector<std::filesystem::path> kTrusted = {"/usr/include", "/opt/mgk/sandbox/include"};
+// What a candidate's build trusts (eval::mgk_header_dirs(false) and the system's): the
+// reference kit, sandbox/reference, is not among them.
+const std::vector<std::filesystem::path> kTrusted = {"/usr/include", "/opt/mgk/src/abi", "/opt/mgk/primitives"};
 
 std::string violation(const std::string& text, bool reference = false) {
   auto v = check_preprocessed(text, kTrusted, reference);
@@ -45,11 +47,13 @@ TEST(SourcePolicy, LineMarkersPlaceTheFinding) {
 
 TEST(SourcePolicy, TrustedHeadersDeclareWhatTheCandidateMayNotCall) {
   std::string text = "# 1 \"/usr/include/dlfcn.h\"\nextern void* dlopen(const char*, int);\n"
-                     "# 1 \"/opt/mgk/sandbox/include/mgk/reference.h\"\nncclComm_t comm();\n" +
+                     "# 1 \"/opt/mgk/src/abi/mgk/solution.h\"\nextern void* dlsym(void*, const char*);\n" +
                      from("k.cu", "int x = 1;\n");
   EXPECT_EQ(violation(text), "");
-  // A header of the candidate's own is judged like its kernel file.
+  // A header of the candidate's own is judged like its kernel file, and so is the reference
+  // kit, which a candidate's build does not trust (it is not on its include path either).
   EXPECT_NE(violation(from("/sandbox/attempt/helper.h", "ncclAllReduce();\n")), "");
+  EXPECT_NE(violation(from("/opt/mgk/sandbox/reference/mgk/reference.h", "ncclAllReduce();\n")), "");
 }
 
 TEST(SourcePolicy, ProseAndStringsAreNotCode) {

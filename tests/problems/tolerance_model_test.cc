@@ -2,7 +2,7 @@
 // accept and reject: the references' own bf16 roundings (NCCL's per-hop rounding in every
 // ring order, both bf16 products of RoPE, the three roundings of the MLP), other legitimate
 // orders (fp32 throughout, one rounding), and the degenerates (zeros, one rank's share
-// alone). The scales are the oracles' (sandbox/include/mgk/oracle_gemm.cuh and each
+// alone). The scales are the oracles' (sandbox/reference/mgk/oracle_gemm.cuh and each
 // reference.cu), written again here from the statements. Small shapes, exact bf16
 // round-to-nearest-even, fp64 for the exact values.
 #include <gtest/gtest.h>

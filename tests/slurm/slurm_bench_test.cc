@@ -1,6 +1,6 @@
 // `mgk bench --executor slurm` on a real Slurm: a one-node cluster of the test's own
 // (tests/support/slurm_cluster.h: munged, slurmctld and slurmd as root), the scripted model
-// over loopback HTTP (tests/bench/scripted_suite.h), real nvcc, --compile-only. Four problems
+// over loopback HTTP (tests/bench_run/scripted_suite.h), real nvcc, --compile-only. Four problems
 // as a job array of three tasks, one task cancelled part way (scancel), the run resumed,
 // its shards merged (twice) and its report compared with a local run of the same work.
 #include <unistd.h>
@@ -13,7 +13,7 @@
 #include <sstream>
 #include <thread>
 
-#include "bench/scripted_suite.h"
+#include "bench_run/scripted_suite.h"
 #include "common/file.h"
 #include "report/bench_store.h"
 #include "store/store.h"
@@ -21,7 +21,7 @@
 #include "support/slurm_cluster.h"
 #include "support/test_paths.h"
 
-namespace mgk::bench::testing {
+namespace mgk::bench_run::testing {
 namespace {
 
 using std::chrono::steady_clock;
@@ -204,4 +204,4 @@ TEST_F(SlurmBench, AJobArrayWithATaskCancelledAndResumedMergesIntoTheReportOfALo
 }
 
 }  // namespace
-}  // namespace mgk::bench::testing
+}  // namespace mgk::bench_run::testing

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "eval/compile.h"
 #include "support/test_paths.h"
 
 namespace mgk::tune {
@@ -209,7 +210,7 @@ TEST(Markers, EveryKernelInTheRepositoryParses) {
       if (!space.empty()) {
         ++with_markers;
         const std::string with_headers = with_included_files(
-            text.str(), entry.path(), {root / "sandbox/include", root / "primitives"});
+            text.str(), entry.path(), eval::mgk_header_dirs(/*is_reference=*/false));
         EXPECT_TRUE(parameters_without_default(with_headers, space).empty());
       }
     }
