@@ -296,12 +296,8 @@ CompileResult compile(const CompileRequest& req) {
 
   // What both keys share: how it is built and judged (a reference skips the import checks,
   // so its library is never a candidate's), and with what.
-  const std::string toolchain =
-      nvcc_version() + "\n" + [&] {
-        std::string digests;
-        for (const fs::path& dir : mgk_header_dirs(req.is_reference)) digests += tree_digest(dir) + "\n";
-        return digests;
-      }();
+  std::string toolchain = nvcc_version() + "\n";
+  for (const fs::path& dir : mgk_header_dirs(req.is_reference)) toolchain += tree_digest(dir) + "\n";
   auto common = [&](Sha256& h) {
     h.update(req.is_reference ? "reference\n" : "candidate\n");
     for (const auto& f : flags) h.update(f).update("\n");

@@ -21,7 +21,7 @@ constexpr const char* kProblem = "structured/all_reduce";
 class StructureCheck : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    for (const char* d : {"sandbox", "primitives", "prompts"}) {
+    for (const char* d : {"src", "sandbox", "primitives", "prompts"}) {
       fs::create_directories(root().path());
       fs::create_directory_symlink(source_dir() / d, root().path() / d);
     }

@@ -167,7 +167,7 @@ TEST_F(SharedGpuEval, TheCandidateCannotReadTheApiKey) {
 // The suite here is a copy whose all_reduce reference exports its oracle under another name.
 TEST_F(SharedGpuEval, AReferenceThatCannotBeLoadedIsInfrastructureNotTheCandidates) {
   TempDir root("mgk-broken-suite");
-  for (const char* d : {"sandbox", "primitives", "prompts"})
+  for (const char* d : {"src", "sandbox", "primitives", "prompts"})
     std::filesystem::create_directory_symlink(source_dir() / d, root.path() / d);
   const auto from = source_dir() / "problems/collectives/all_reduce", to = root.path() / "problems/collectives/all_reduce";
   std::filesystem::create_directories(to);

@@ -30,7 +30,7 @@ const fs::path& one_rank_root() {
   static const fs::path root = [] {
     const fs::path r = fs::temp_directory_path() / ("mgk-one-rank-suite-" + std::to_string(::getpid()));
     fs::remove_all(r);
-    for (const char* d : {"sandbox", "primitives", "prompts"}) {
+    for (const char* d : {"src", "sandbox", "primitives", "prompts"}) {
       fs::create_directories(r);
       fs::create_directory_symlink(source_dir() / d, r / d);
     }
