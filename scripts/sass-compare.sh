@@ -66,7 +66,7 @@ build() {  # SIDE TREE NAME DIR SOURCE DEFINES...
      --expt-relaxed-constexpr --extended-lambda -cudart shared -gencode=arch=compute_90a,code=sm_90a \
      -I "$tree/src/abi" -I "$tree/sandbox/reference" -I "$tree/sandbox/include" -I "$tree/primitives" \
      -I "$tree/problems/$dir" "$@" \
-     -o "$work/$name.so" "$tree/problems/$dir/$source" -lcublas -lcublasLt) > "$work/log" 2>&1 ||
+     -o "$work/$name.so" "$tree/problems/$dir/$source" -lcublas -lcublasLt -lcufft) > "$work/log" 2>&1 ||
     { echo "sass-compare: $side $name failed to build:"; cat "$work/log"; return 1; }
   cp "$work/${source%.cu}.cubin" "$out/$side/$name.cubin"
   if [ -n "$cuobjdump" ]; then "$cuobjdump" -sass "$work/${source%.cu}.cubin" > "$out/$side/$name.sass"; fi

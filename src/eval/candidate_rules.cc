@@ -20,7 +20,7 @@ const RuleInfo kRules[] = {
     {Rule::kProcessControl, "process-control", "candidates may not control processes or the system"},
     {Rule::kFiles, "files", "candidates may not use the file system"},
     {Rule::kLinking, "linking",
-     "candidates may link and call only the CUDA runtime and driver, cuBLAS, cuBLASLt and the basics of libc, libm "
+     "candidates may link and call only the CUDA runtime and driver, cuBLAS, cuBLASLt, cuFFT and the basics of libc, libm "
      "and libstdc++"},
     {Rule::kShadowing, "shadowing", "candidates may not replace the functions of the libraries they call"},
     {Rule::kHiddenCode, "hidden-code", "candidates may not make raw system calls or hide code from the checks"},

@@ -232,9 +232,11 @@ std::vector<fs::path> include_dirs(const CompileRequest& request) {
 }
 
 std::vector<std::string> linked_libraries(bool is_reference) {
-  // cuDNN (attention) for the references only: it can deserialise execution plans, compiled
-  // device code the candidate checks (imports, PTX) would never see.
-  std::vector<std::string> libs = {"-lcublas", "-lcublasLt"};
+  // cuFFT for both: a distributed FFT's local transforms are library work, as torch.fft is
+  // for ParallelKernelBench's solutions. cuDNN (attention) for the references only: it can
+  // deserialise execution plans, compiled device code the candidate checks (imports, PTX)
+  // would never see.
+  std::vector<std::string> libs = {"-lcublas", "-lcublasLt", "-lcufft"};
   if (is_reference) libs.insert(libs.end(), {"-lcudnn", "-lnccl"});
   return libs;
 }

@@ -54,6 +54,7 @@ const char* const kAllowedPatterns[] = {
     R"(__cuda\w*)",      // the runtime's kernel registration, emitted by nvcc
     R"(cu[A-Z]\w*)",     // the CUDA driver API
     R"(cublas\w*)",      // cuBLAS and cuBLASLt
+    R"(cufft\w*)",       // cuFFT
     R"(_Z\w+)",          // C++ (libstdc++), minus what is refused above
     R"(__cxa_\w+|__gxx_personality_v0|_Unwind_\w+|__dso_handle|__stack_chk_fail|__assert_fail|_ITM_\w+|__gmon_start__|__tls_get_addr|__errno_location)",
     // libc: memory and strings
@@ -66,7 +67,7 @@ const char* const kAllowedPatterns[] = {
     R"((sqrt|cbrt|exp|exp2|expm1|log|log2|log10|log1p|pow|sin|cos|tan|asin|acos|atan|atan2|sinh|cosh|tanh|erf|erfc|fabs|floor|ceil|round|lround|llround|trunc|fmod|fmax|fmin|frexp|ldexp|modf|hypot|nearbyint|rint|lrint|llrint|copysign|nextafter|remainder|scalbn|ilogb|logb|tgamma|lgamma|fma)[fl]?)",
 };
 
-const char* const kAllowedLibraries = R"((libcudart|libcuda|libcublas|libcublasLt|libstdc\+\+|libm|libgcc_s|libc|libdl|libpthread|librt)\.so(\.\d+)*|ld-linux-x86-64\.so\.2)";
+const char* const kAllowedLibraries = R"((libcudart|libcuda|libcublas|libcublasLt|libcufft|libstdc\+\+|libm|libgcc_s|libc|libdl|libpthread|librt)\.so(\.\d+)*|ld-linux-x86-64\.so\.2)";
 
 }  // namespace
 

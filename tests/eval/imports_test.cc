@@ -95,14 +95,15 @@ TEST(Imports, WhatACandidateDefinesOfItsOwnIsItsOwn) {
 TEST(Imports, AnythingElseIsOffTheList) {
   EXPECT_EQ(refusal({"fopen"}),
             "fopen: not on the list of what a candidate may call: candidates may link and call only the CUDA runtime "
-            "and driver, cuBLAS, cuBLASLt and the basics of libc, libm and libstdc++");
+            "and driver, cuBLAS, cuBLASLt, cuFFT and the basics of libc, libm and libstdc++");
+  EXPECT_EQ(refusal({"cufftPlanMany", "cufftExecC2C", "cublasLtMatmul"}), "") << "the linked libraries' calls are allowed";
   EXPECT_NE(refusal({"open64"}), "");
   EXPECT_NE(refusal({"write"}), "") << "the socket to the harness is an fd: raw writes are refused";
 }
 
 TEST(Imports, OnlyTheRuntimeLibrariesMayBeLinked) {
-  EXPECT_EQ(refusal({}, {"libcudart.so.13", "libcublas.so.13", "libcublasLt.so.13", "libstdc++.so.6", "libm.so.6",
-                         "libgcc_s.so.1", "libc.so.6", "ld-linux-x86-64.so.2"}),
+  EXPECT_EQ(refusal({}, {"libcudart.so.13", "libcublas.so.13", "libcublasLt.so.13", "libcufft.so.12", "libstdc++.so.6",
+                         "libm.so.6", "libgcc_s.so.1", "libc.so.6", "ld-linux-x86-64.so.2"}),
             "");
   EXPECT_EQ(refusal({}, {"libnccl.so.2"}), "libnccl.so.2: candidates may not call NCCL: the task is to replace it");
   // cuDNN can load serialised execution plans (device code the PTX check never sees): the
