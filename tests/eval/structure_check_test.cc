@@ -2,11 +2,14 @@
 // worlds is checked there too, with ranks sharing its GPUs, and a kernel wrong only there is
 // incorrect. Scripted rank processes (tests/fakes/) stand in for the GPU ones; the problem is
 // all-reduce with a structure check at W = 4 added, in a suite root of its own.
+#include <unistd.h>
+
 #include <fstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "common/file.h"
 #include "support/fakes.h"
 #include "support/mgk_cli.h"
 #include "support/test_paths.h"
@@ -20,32 +23,40 @@ constexpr const char* kProblem = "structured/all_reduce";
 
 class StructureCheck : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    for (const char* d : {"src", "sandbox", "primitives", "prompts"}) {
-      fs::create_directories(root().path());
-      fs::create_directory_symlink(source_dir() / d, root().path() / d);
+  // The suite's copy sits at one place for every test process (each test is one under
+  // ctest), so that the reference it compiles is a hit in the shared cache after the first.
+  // Made aside and renamed into place: concurrent tests never see half of it. Made again
+  // when all_reduce's spec has changed since.
+  static fs::path root() {
+    const fs::path from = source_dir() / "problems/collectives/all_reduce";
+    nlohmann::json spec = nlohmann::json::parse(read_file(from / "problem.json"));
+    spec["structure_check"] = {{"worlds", {4}}, {"why", "rank 3 exists only from W = 4"}};
+    const std::string spec_text = spec.dump(2);
+    const fs::path root = build_dir() / "test-home" / "structure-suite", copied = root / "problems" / kProblem;
+    if (fs::exists(copied / "problem.json")) {
+      if (read_file(copied / "problem.json") == spec_text) return root;
+      fs::remove_all(root);  // stale: from a build of older sources
     }
-    const fs::path from = source_dir() / "problems/collectives/all_reduce", to = root().path() / "problems" / kProblem;
+    const fs::path staged = build_dir() / "test-home" / ("structure-suite." + std::to_string(::getpid()));
+    fs::remove_all(staged);
+    for (const char* d : {"src", "sandbox", "primitives", "prompts"}) {
+      fs::create_directories(staged);
+      fs::create_directory_symlink(source_dir() / d, staged / d);
+    }
+    const fs::path to = staged / "problems" / kProblem;
     fs::create_directories(to);
     for (const char* f : {"reference.cu", "statement.md"}) fs::create_symlink(from / f, to / f);
-    std::ifstream in(from / "problem.json");
-    nlohmann::json spec = nlohmann::json::parse(in);
-    spec["structure_check"] = {{"worlds", {4}}, {"why", "rank 3 exists only from W = 4"}};
-    std::ofstream(to / "problem.json") << spec.dump(2);
-  }
-  static TempDir& root() {
-    static TempDir dir("mgk-structure-root");
-    return dir;
-  }
-  static TempDir& home() {
-    static TempDir dir("mgk-structure-home");
-    return dir;
+    std::ofstream(to / "problem.json") << spec_text;
+    std::error_code lost_the_race;  // another test put its copy there first: the same files
+    fs::rename(staged, root, lost_the_race);
+    if (lost_the_race) fs::remove_all(staged);
+    return root;
   }
   CliResult eval(const std::string& scenario, const std::string& gpus) {
     return run_mgk({"eval", kProblem, (tests_dir() / "gpu/candidates/all_reduce.cu").string(), "--gpus", gpus, "--size",
                     "small", "--trials", "2", "--iterations", "10", "--json", "--no-store", "--timeout", "5"},
-                   {{"MGK_ROOT", root().path().string()},
-                    {"MGK_HOME", home().path().string()},
+                   {{"MGK_ROOT", root().string()},
+                    {"MGK_HOME", shared_mgk_home().string()},
                     {"MGK_HARNESS", fake("scripted-harness", bin_.path(), "scripted-harness-" + scenario).string()},
                     {"MGK_CANDIDATE", fake("scripted-candidate", bin_.path(), "scripted-candidate").string()}},
                    300);

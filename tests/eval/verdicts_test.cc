@@ -24,11 +24,8 @@ namespace {
 
 class ScriptedEval : public ::testing::Test {
  protected:
-  // One compile cache for the whole suite: the reference and the candidate compile once.
-  static std::filesystem::path home() {
-    static TempDir dir("mgk-verdicts-home");
-    return dir.path();
-  }
+  // The reference and the candidate compile once for every scenario.
+  static std::filesystem::path home() { return shared_mgk_home(); }
   std::map<std::string, std::string> env(const std::string& scenario) {
     return {{"MGK_HOME", home().string()},
             {"MGK_HARNESS", fake("scripted-harness", bin_.path(), "scripted-harness-" + scenario).string()},

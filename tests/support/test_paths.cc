@@ -26,6 +26,12 @@ std::filesystem::path artifacts_dir() {
   return dir;
 }
 
+std::filesystem::path shared_mgk_home() {
+  std::filesystem::path dir = build_dir() / "test-home" / "mgk";
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
 TempDir::TempDir(const std::string& prefix) {
   std::random_device rd;
   for (int attempt = 0; attempt < 100; ++attempt) {

@@ -13,6 +13,11 @@ std::filesystem::path mgk_binary();
 // Where tests leave files for people to look at (screenshots, reports): $MGK_TEST_ARTIFACTS,
 // else build_dir()/test-artifacts; created if missing.
 std::filesystem::path artifacts_dir();
+// An MGK_HOME every test process shares (build_dir()/test-home/mgk), for tests that compile
+// but do not test the compile cache: ctest runs each test in a process of its own, so a
+// reference compiled by one is a hit for the next. Safe to share: a cache key holds every
+// byte that decides a build, and an entry lands by rename.
+std::filesystem::path shared_mgk_home();
 
 // A new empty directory under the system temp dir, removed when the object dies.
 class TempDir {
