@@ -23,6 +23,7 @@
 #include "eval/compile.h"
 #include "eval/plan.h"
 #include "fill.h"
+#include "input_gen.h"
 #include "mgk/lt_gemm.h"
 #include "problems/catalog.h"
 #include "solution.h"
@@ -142,10 +143,6 @@ struct Timer {
   }
 };
 
-mgk_dist to_dist(wire::Dist d) {
-  return d == wire::Dist::kUniform ? MGK_DIST_UNIFORM : d == wire::Dist::kRandint ? MGK_DIST_RANDINT : MGK_DIST_NORMAL;
-}
-
 mgk_tensor descriptor(const wire::TensorPlan& p) {
   mgk_tensor t{};
   t.name = p.name.c_str();
@@ -172,8 +169,7 @@ double time_reference(const std::filesystem::path& library, const eval::EvalPlan
     mgk_tensor x = descriptor(t);
     args.inputs.push_back(x);
     x.data = buffers.get(size_t(t.numel) * dtype_size(t.dtype));
-    const mgk_input_gen gen{0x5eed0000u + i, to_dist(t.init.dist), t.init.a, t.init.b, t.dtype,
-                            t.init.row,      t.init.zero_every,   t.init.tiny_every, t.init.tiny};
+    const mgk_input_gen gen = sandbox::input_gen(t.init, t.dtype, 0x5eed0000u + i);
     ck(fill(gen, x.data, t.numel, timer.stream), "fill " + t.name);
     in.push_back(x);
   }

@@ -4,6 +4,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "input_gen.h"
 #include "mgk/dtype_table.h"
 #include "mgk/gen.cuh"
 
@@ -46,15 +47,6 @@ mgk_tensor to_tensor(const wire::TensorPlan& p, const SharedBuffer* b) {
     }
   }
   return t;
-}
-
-mgk_dist to_dist(wire::Dist d) {
-  switch (d) {
-    case wire::Dist::kNormal: return MGK_DIST_NORMAL;
-    case wire::Dist::kUniform: return MGK_DIST_UNIFORM;
-    case wire::Dist::kRandint: return MGK_DIST_RANDINT;
-  }
-  return MGK_DIST_NORMAL;
 }
 
 // ctx->sym_alloc and ctx->host_barrier for a solution running in this process: the whole
@@ -211,19 +203,7 @@ std::vector<mgk_input_gen> Preset::gens_for(uint64_t seed) const {
   std::vector<mgk_input_gen> g;
   for (size_t t = 0; t < in_plans_.size(); ++t) {
     const auto& p = in_plans_[t];
-    mgk_input_gen x{};
-    x.seed = mgk::mix64(seed + 0x51ed270b2c1fa3ull * (t + 1));
-    x.dist = to_dist(p.init.dist);
-    x.a = p.init.a;
-    x.b = p.init.b;
-    x.dtype = p.dtype;
-    x.row = p.init.row;
-    x.zero_every = p.init.zero_every;
-    x.tiny_every = p.init.tiny_every;
-    x.tiny = p.init.tiny;
-    x.massive_every = p.init.massive_every;
-    x.massive = p.init.massive;
-    g.push_back(x);
+    g.push_back(sandbox::input_gen(p.init, p.dtype, mgk::mix64(seed + 0x51ed270b2c1fa3ull * (t + 1))));
   }
   return g;
 }

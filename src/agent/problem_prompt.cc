@@ -22,7 +22,9 @@ namespace {
 
 std::string init_text(const problems::InputInit& init) {
   std::string out = init.dist + "(" + (init.a_expr.empty() ? plain_number(init.a) : init.a_expr) + ", " +
-                    (init.b_expr.empty() ? plain_number(init.b) : init.b_expr) + ")";
+                    (init.b_expr.empty() ? plain_number(init.b) : init.b_expr) +
+                    (init.dist == "zipf" ? ", exponent " + plain_number(init.exponent) : "") + ")";
+  if (init.dist == "zipf") out += ": low + j with probability falling as (j + 1) ** -" + plain_number(init.exponent);
   // The special rows (rows of row_length elements, the same on every rank, their place
   // drawn afresh every call).
   auto nth = [](long long k) {

@@ -24,8 +24,11 @@ wire::TensorPlan tensor_plan(const problems::ResolvedTensor& t, bool output, con
   p.in_place_of = t.in_place_of;
   if (!output) {
     const auto& init = t.spec->init;
-    p.init.dist = init.dist == "uniform" ? wire::Dist::kUniform : init.dist == "randint" ? wire::Dist::kRandint
-                                                                                         : wire::Dist::kNormal;
+    p.init.dist = init.dist == "uniform"   ? wire::Dist::kUniform
+                  : init.dist == "randint" ? wire::Dist::kRandint
+                  : init.dist == "zipf"    ? wire::Dist::kZipf
+                                           : wire::Dist::kNormal;
+    p.init.exponent = init.exponent;
     p.init.a = init.a_expr.empty() ? init.a : expr::evaluate(init.a_expr, vars);
     p.init.b = init.b_expr.empty() ? init.b : expr::evaluate(init.b_expr, vars);
     // Parameters given as expressions are checked here, where they have values.

@@ -79,26 +79,32 @@ void parse_init(const Reader& r, const nlohmann::json& init, const std::string& 
     init_param(r, init, field, "mean", 0.0, in.a, in.a_expr);
     init_param(r, init, field, "std", 1.0, in.b, in.b_expr);
     if (in.b_expr.empty() && in.b < 0) r.fail(field + ".std", "must not be negative");
-  } else if (in.dist == "uniform" || in.dist == "randint") {
+  } else if (in.dist == "uniform" || in.dist == "randint" || in.dist == "zipf") {
     if (!init.contains("low") || !init.contains("high")) r.fail(field, "'" + in.dist + "' needs 'low' and 'high'");
     init_param(r, init, field, "low", 0.0, in.a, in.a_expr);
     init_param(r, init, field, "high", 1.0, in.b, in.b_expr);
     if (in.a_expr.empty() && in.b_expr.empty() && !(in.b > in.a)) r.fail(field, "'high' must exceed 'low'");
   } else {
-    r.fail(field + ".dist", "'" + in.dist + "' (valid: normal, uniform, randint)");
+    r.fail(field + ".dist", "'" + in.dist + "' (valid: normal, uniform, randint, zipf)");
   }
-  const bool normal = in.dist == "normal";
+  if (in.dist == "zipf") {
+    const auto e = init.find("exponent");
+    if (e == init.end() || !e->is_number() || !(e->get<double>() > 0) || !std::isfinite(e->get<double>()))
+      r.fail(field + ".exponent", "'zipf' needs a positive 'exponent' (P(low + j) falls as (j + 1) ** -exponent)");
+    in.exponent = e->get<double>();
+  }
+  const std::string keys = in.dist == "normal" ? "mean, std" : in.dist == "zipf" ? "low, high, exponent" : "low, high";
   for (const auto& [k, v] : init.items())
-    if (k != "dist" && k != "rows" && k != (normal ? "mean" : "low") && k != (normal ? "std" : "high"))
-      r.fail(field + "." + k, std::string("unknown key for '") + in.dist + "' (valid: dist, " +
-                                  (normal ? "mean, std" : "low, high") + ", rows)");
+    if (k != "dist" && k != "rows" && (", " + keys + ",").find(", " + k + ",") == std::string::npos)
+      r.fail(field + "." + k, "unknown key for '" + in.dist + "' (valid: dist, " + keys + ", rows)");
   if (!init.contains("rows")) return;
   const auto& rows = init["rows"];
   const std::string rf = field + ".rows";
   if (!rows.is_object())
     r.fail(rf, "expected {\"zero_every\": k, \"tiny_every\": k, \"tiny\": t, \"massive_every\": k, "
                "\"massive\": m, \"length\": expr}");
-  if (in.dist == "randint") r.fail(rf, "not for 'randint': zeros or scaled values would leave the integers' range");
+  if (in.dist == "randint" || in.dist == "zipf")
+    r.fail(rf, "not for '" + in.dist + "': zeros or scaled values would leave the integers' range");
   for (const auto& [k, v] : rows.items())
     if (k != "length" && k != "zero_every" && k != "tiny_every" && k != "tiny" && k != "massive_every" &&
         k != "massive")

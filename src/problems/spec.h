@@ -25,8 +25,9 @@ bool is_float(DType t);
 double unit_roundoff(DType t);
 
 struct InputInit {
-  std::string dist = "normal";  // normal | uniform | randint
-  double a = 0, b = 1;          // normal: mean, std; uniform/randint: [a, b)
+  std::string dist = "normal";  // normal | uniform | randint | zipf
+  double a = 0, b = 1;          // normal: mean, std; uniform/randint/zipf: [a, b)
+  double exponent = 0;          // zipf: P(a + j) ~ (j + 1) ** -exponent
   // A parameter given as a string is an expression of the preset's dims and W (not R: every
   // rank's oracle regenerates every rank's values with one generator), e.g. "std": "H ** -0.5";
   // evaluated per preset (eval/plan), in place of `a` or `b`. Empty: the number above.
@@ -36,7 +37,7 @@ struct InputInit {
   // same on every rank, moved by a phase drawn each trial: every zero_every-th row exactly
   // zero, every tiny_every-th (half a period on) its values times `tiny` < 1, every
   // massive_every-th (a period on, less one) times `massive` > 1 (mgk_input_gen in
-  // src/abi/mgk/abi.h). 0 for none; not for randint (indices and counts would leave
+  // src/abi/mgk/abi.h). 0 for none; not for randint or zipf (indices and counts would leave
   // their range).
   std::string row_length;
   long long zero_every = 0, tiny_every = 0, massive_every = 0;

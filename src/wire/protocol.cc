@@ -30,7 +30,8 @@ NLOHMANN_JSON_SERIALIZE_ENUM(FailureKind, {{FailureKind::kNone, "none"},
                                            {FailureKind::kMismatch, "mismatch"},
                                            {FailureKind::kModifiedInput, "modified_input"},
                                            {FailureKind::kIncomplete, "incomplete"}})
-NLOHMANN_JSON_SERIALIZE_ENUM(Dist, {{Dist::kNormal, "normal"}, {Dist::kUniform, "uniform"}, {Dist::kRandint, "randint"}})
+NLOHMANN_JSON_SERIALIZE_ENUM(Dist, {{Dist::kNormal, "normal"}, {Dist::kUniform, "uniform"}, {Dist::kRandint, "randint"},
+                                     {Dist::kZipf, "zipf"}})
 NLOHMANN_JSON_SERIALIZE_ENUM(CheckKind, {{CheckKind::kExact, "exact"},
                                          {CheckKind::kRounding, "rounding"},
                                          {CheckKind::kAllclose, "allclose"}})
@@ -65,7 +66,7 @@ NLOHMANN_JSON_NAMESPACE_END
 namespace mgk::wire {
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CheckSpec, kind, factor, unit_roundoff, atol, rtol)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(InputInit, dist, a, b, row, zero_every, tiny_every, tiny, massive_every, massive)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(InputInit, dist, a, b, exponent, row, zero_every, tiny_every, tiny, massive_every, massive)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TensorPlan, name, dtype, shape, numel, symmetric, alloc_bytes, init, check, in_place_of)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Dim, name, value)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PresetPlan, dims, inputs, outputs)

@@ -36,11 +36,12 @@ enum class Fault { kSolution, kHarness };
 enum class FailureKind { kNone, kMismatch, kModifiedInput, kIncomplete };
 const char* to_string(FailureKind k);
 
-enum class Dist { kNormal, kUniform, kRandint };
+enum class Dist { kNormal, kUniform, kRandint, kZipf };
 
 struct InputInit {
   Dist dist = Dist::kNormal;
-  double a = 0, b = 1;  // normal: mean, std; uniform and randint: [a, b)
+  double a = 0, b = 1;  // normal: mean, std; uniform, randint and zipf: [a, b)
+  double exponent = 0;  // zipf
   // Special rows (mgk_input_gen in mgk/abi.h): rows of `row` elements, every zero_every-th
   // zero, every tiny_every-th scaled by `tiny`, every massive_every-th by `massive`; 0 for
   // none.

@@ -57,6 +57,16 @@ TEST(Spec, ParsesEveryField) {
   EXPECT_EQ(s.outputs[1].tolerance.kind, ToleranceKind::kExact);  // the default
 }
 
+TEST(Spec, ZipfIdsParseWithTheirExponent) {
+  nlohmann::json j = minimal();
+  j["inputs"].push_back({{"name", "ids"}, {"dtype", "i64"}, {"shape", {"C"}},
+                         {"init", {{"dist", "zipf"}, {"low", 0}, {"high", "N"}, {"exponent", 1.1}}}});
+  const InputInit& z = parse_spec(j, "cat/p", "/tmp/p").inputs[1].init;
+  EXPECT_EQ(z.dist, "zipf");
+  EXPECT_EQ(z.b_expr, "N");
+  EXPECT_DOUBLE_EQ(z.exponent, 1.1);
+}
+
 TEST(Spec, ResolvesShapesPerRankAndCost) {
   Spec s = parse_spec(minimal(), "cat/p", "/tmp/p");
   Resolved r0 = resolve(s, "small", "", 4, 0);
@@ -160,6 +170,14 @@ TEST(Spec, InitErrorsNameTheField) {
   expect_error(J{{"dist", "uniform"}, {"low", 0}, {"high", 1}, {"std", 1}}, "unknown key for 'uniform'");
   expect_error(J{{"dist", "uniform"}, {"low", 1}, {"high", 1}}, "'high' must exceed 'low'");
   expect_error(J{{"dist", "randint"}, {"low", 0}, {"high", 9}, {"rows", {{"zero_every", 4}}}}, "not for 'randint'");
+  expect_error(J{{"dist", "zipf"}, {"low", 0}, {"high", 9}}, "inputs.w.init.exponent': 'zipf' needs a positive");
+  expect_error(J{{"dist", "zipf"}, {"low", 0}, {"high", 9}, {"exponent", 0}}, "'zipf' needs a positive 'exponent'");
+  expect_error(J{{"dist", "zipf"}, {"low", 0}, {"high", 9}, {"exponent", 1.1}, {"std", 1}},
+               "unknown key for 'zipf' (valid: dist, low, high, exponent, rows)");
+  expect_error(J{{"dist", "uniform"}, {"low", 0}, {"high", 9}, {"exponent", 1.1}}, "unknown key for 'uniform'");
+  expect_error(J{{"dist", "zipf"}, {"low", 0}, {"high", 9}, {"exponent", 1.1}, {"rows", {{"zero_every", 4}}}},
+               "not for 'zipf'");
+  expect_error(J{{"dist", "poisson"}}, "(valid: normal, uniform, randint, zipf)");
   expect_error(J{{"rows", {{"zero_every", 1}}}}, "inputs.w.init.rows.zero_every': expected an integer of at least 2");
   expect_error(J{{"rows", {{"zero_every", 2.5}}}}, "rows.zero_every'");
   expect_error(J{{"rows", {{"tiny_every", 4}}}}, "rows.tiny'");

@@ -115,8 +115,9 @@ TEST(Fp8, E4m3WithoutSaturationIsTheSaturatingCastWithNanAbove464) {
 TEST(Gen, WhatTheHarnessStoresIsWhatTheOracleRegenerates) {
   for (mgk_dtype t : {MGK_E4M3, MGK_E5M2, MGK_BF16, MGK_F16, MGK_F32}) {
     for (mgk_dist dist : {MGK_DIST_NORMAL, MGK_DIST_UNIFORM}) {
-      const mgk_input_gen g{0x1234abcdull, dist, dist == MGK_DIST_NORMAL ? 0.0 : -600.0,
-                            dist == MGK_DIST_NORMAL ? 100.0 : 600.0, t, 0, 0, 0, 0};
+      mgk_input_gen g{};
+      g.seed = 0x1234abcdull, g.dist = dist, g.dtype = t;
+      g.a = dist == MGK_DIST_NORMAL ? 0.0 : -600.0, g.b = dist == MGK_DIST_NORMAL ? 100.0 : 600.0;
       std::vector<unsigned char> buf(8 * 4096);
       for (int64_t i = 0; i < 4096; ++i) {
         const double v = gen_value(g, 3, i);
@@ -134,7 +135,8 @@ TEST(Gen, WhatTheHarnessStoresIsWhatTheOracleRegenerates) {
     }
   }
   // Wide draws saturate in e4m3 (|v| > 448 happens at std 100), never NaN.
-  const mgk_input_gen wide{7, MGK_DIST_NORMAL, 0, 1000, MGK_E4M3, 0, 0, 0, 0};
+  mgk_input_gen wide{};
+  wide.seed = 7, wide.dist = MGK_DIST_NORMAL, wide.a = 0, wide.b = 1000, wide.dtype = MGK_E4M3;
   bool saw_max = false;
   for (int64_t i = 0; i < 1000; ++i) saw_max |= std::fabs(gen_value(wide, 0, i)) == 448;
   EXPECT_TRUE(saw_max);

@@ -126,5 +126,45 @@ TEST(Gen, AZeroRowIsStoredAsPositiveZero) {
   }
 }
 
+// zipf: integers in [low, high) whose frequencies fall as a power of the offset, with the
+// whole range reachable; the draws of one rank differ from another's.
+TEST(Gen, ZipfIdsFollowAPowerLawOverTheWholeRange) {
+  mgk_input_gen g{};
+  g.seed = 11, g.dist = MGK_DIST_ZIPF, g.a = 100, g.b = 100 + 1000, g.exponent = 1.2, g.dtype = MGK_I64;
+  const int64_t draws = 200000;
+  std::vector<int64_t> count(1000, 0);
+  for (int64_t i = 0; i < draws; ++i) {
+    const double v = gen_value(g, 3, i);
+    ASSERT_EQ(v, std::floor(v));
+    ASSERT_GE(v, 100);
+    ASSERT_LT(v, 1100);
+    ++count[int64_t(v) - 100];
+  }
+  // P(j) ~ (j + 1)^-s up to the flooring, which shifts mass inside [j, j + 1): compare sums
+  // over octaves [2^k - 1, 2^(k+1) - 1), whose probabilities the continuous law gives.
+  const double s = g.exponent, top = 1001;
+  auto cdf = [&](double x) { return (std::pow(x, 1 - s) - 1) / (std::pow(top, 1 - s) - 1); };  // P(X <= x)
+  for (int k = 0; k < 9; ++k) {
+    const int64_t lo = (int64_t(1) << k) - 1, hi = (int64_t(1) << (k + 1)) - 1;
+    int64_t got = 0;
+    for (int64_t j = lo; j < hi; ++j) got += count[j];
+    const double want = draws * (cdf(double(hi + 1)) - cdf(double(lo + 1)));
+    EXPECT_NEAR(double(got), want, 5 * std::sqrt(want) + 1) << "offsets [" << lo << ", " << hi << ")";
+  }
+  EXPECT_GT(count[0], 20 * count[100]) << "a hot head";
+  EXPECT_GT(count[999], 0) << "the top of the range is reached";
+  int differ = 0;
+  for (int64_t i = 0; i < 1000; ++i) differ += gen_value(g, 3, i) != gen_value(g, 4, i);
+  EXPECT_GT(differ, 500) << "each rank draws its own";
+}
+
+TEST(Gen, ZipfOffsetStaysInRangeAtTheEdges) {
+  for (double s : {0.5, 1.0, 1.5, 3.0}) {
+    EXPECT_EQ(zipf_offset(s, 50, 1e-300), 0);
+    EXPECT_EQ(zipf_offset(s, 50, 1.0), 49);
+    EXPECT_EQ(zipf_offset(s, 1, 0.7), 0);
+  }
+}
+
 }  // namespace
 }  // namespace mgk

@@ -103,11 +103,11 @@ struct mgk_ctx {
 // mgk-prompt: omit {
 // How the harness generated input `t` on every rank: an oracle can regenerate any rank's
 // element with mgk_gen_value (gen.cuh) without communication.
-typedef enum mgk_dist { MGK_DIST_NORMAL = 0, MGK_DIST_UNIFORM = 1, MGK_DIST_RANDINT = 2 } mgk_dist;
+typedef enum mgk_dist { MGK_DIST_NORMAL = 0, MGK_DIST_UNIFORM = 1, MGK_DIST_RANDINT = 2, MGK_DIST_ZIPF = 3 } mgk_dist;
 typedef struct mgk_input_gen {
   uint64_t seed;            // drawn fresh per trial; mixed with rank and element index
   mgk_dist dist;
-  double a, b;              // normal: mean, std; uniform: [a, b); randint: [a, b)
+  double a, b;              // normal: mean, std; uniform: [a, b); randint, zipf: [a, b)
   mgk_dtype dtype;          // values are rounded to this dtype, as stored
   // Special rows, so that inputs reach a kernel's safeguards (an all-zero row or block, a
   // row whose mean square is below a norm's epsilon). The tensor is read as rows of `row`
@@ -124,6 +124,8 @@ typedef struct mgk_input_gen {
   double tiny;
   int64_t massive_every;
   double massive;
+  double exponent;          // zipf: P(a + j) falls as (j + 1) ** -exponent (the ids real
+                            // graphs and recommenders see: a few hot, a long cold tail)
 } mgk_input_gen;
 
 // Expected outputs for this rank. For float outputs `expected[o]` is a double array; for

@@ -29,9 +29,20 @@ __host__ __device__ inline double round_to(mgk_dtype t, double v) {
     case MGK_F16: return double(__half2float(__float2half_rn(float(v))));
     case MGK_F32: return double(float(v));
     case MGK_E4M3: case MGK_E5M2: return fp8_to_double(t, fp8_from_double(t, v));
-    case MGK_I32: case MGK_I64: case MGK_U8: return v;  // randint already integral
+    case MGK_I32: case MGK_I64: case MGK_U8: return v;  // randint and zipf already integral
     default: return v;
   }
+}
+
+// A power-law offset in [0, n): the bounded continuous power law x ** -s on [1, n + 1],
+// inverted at u in (0, 1] and floored, so P(j) ~ (j + 1) ** -s (the discrete Zipf law up to
+// the flooring). u = 1 is the top of the range, clamped into it.
+__host__ __device__ inline int64_t zipf_offset(double s, int64_t n, double u) {
+  if (n <= 1) return 0;
+  const double top = double(n + 1);
+  const double x = fabs(s - 1.0) < 1e-9 ? pow(top, u) : pow(1.0 + u * (pow(top, 1.0 - s) - 1.0), 1.0 / (1.0 - s));
+  const int64_t j = int64_t(floor(x)) - 1;
+  return j < 0 ? 0 : j >= n ? n - 1 : j;
 }
 
 // What the special rows of mgk_input_gen make of element `i` (the same on every rank): 0 an
@@ -68,6 +79,7 @@ __host__ __device__ inline double gen_value(const mgk_input_gen& g, int rank, in
       v = g.a + double(span ? r1 % span : 0);
       break;
     }
+    case MGK_DIST_ZIPF: v = g.a + double(zipf_offset(g.exponent, int64_t(g.b - g.a), unit(r1))); break;
     default: v = 0;
   }
   if (special == kTinyRow) v *= g.tiny;
