@@ -159,6 +159,13 @@ TEST(Suite, PkbPresetsHaveParallelKernelBenchsDims) {
        {{"A", 128}, {"B", 0}, {"E", 0}, {"H", 128}, {"SEED", 512}, {"S0", 1024}, {"TR", 1024}}},
       {"gnn/negative_scoring", {{"P", 128}, {"PD", 1}, {"S", 0}, {"K", 1000}, {"PT", 1031}}},
       {"conv/hyena_conv1d_boundary_exchange", {{"B", 1}, {"C", 1024}, {"L", 1024}}},
+      {"losses/openclip_contrastive_loss", {{"B", 128}, {"D", 1024}, {"SCALE", 10}, {"NEG_BIAS", 10}}},
+      {"gnn/sparse_embedding_all2all", {{"NA", 1024}, {"ND", 0}, {"H", 128}, {"N", 100000}, {"RT", 8192}}},
+      {"recsys/kjt_all2all", {{"B", 512}, {"LMIN", 5}, {"LMAX", 20}, {"F", 15}}},
+      {"dp/deepmd_kalman_filter_optimizer", {{"NB", 8}, {"B", 1024}}},
+      {"fft/distributed_rfft2", {{"B", 16}, {"HL", 128}, {"WL", 128}, {"H", 1024}, {"WD", 1024}, {"NF", 513}}},
+      {"fft/distributed_irfft2",
+       {{"B", 2}, {"C", 10}, {"HL", 90}, {"WL", 180}, {"H", 720}, {"WD", 1440}, {"NF", 721}}},
   };
   for (const auto& w : wants) {
     SCOPED_TRACE(w.problem);
@@ -215,6 +222,9 @@ const std::map<std::string, std::string> kStructure = {
     {"gnn/feature_exchange_all2all", "W >= 3"},
     {"gnn/feature_exchange_all2all_backward", "W >= 3"},
     {"conv/hyena_conv1d_boundary_exchange", "W >= 3"},  // a middle rank: a halo from each side
+    // At W = 2 a rank's two ring neighbours are one rank (and W - 1 is odd): a ring that takes
+    // the shard from one side only cannot show.
+    {"losses/openclip_contrastive_loss", "W >= 3"},
 };
 
 // A problem whose sub-groups have one member at its smallest world (or whose routing keeps

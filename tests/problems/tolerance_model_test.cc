@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -1187,6 +1188,467 @@ TEST(ToleranceModel, TheScatterAddPassesEveryOrderAndRejectsBf16TermsAndLostDupl
   EXPECT_LE(worst, 0.5) << "a legitimate order used more than half the bound";
   EXPECT_GT(bf16_misses, rows * 9 / 10) << "bf16 terms";
   EXPECT_EQ(lost_misses, rows - 2000) << "a lost duplicate";
+}
+
+// losses/openclip_contrastive_loss: rank 0's SigLIP loss against every rank's text block, its
+// bound 2 u32 S with S as the reference's oracle builds it (statement, "Correctness").
+struct SiglipModel {
+  int w, b, d;
+  double scale, neg_bias;
+  std::vector<float> image;               // rank 0's, b x d
+  std::vector<std::vector<float>> text;   // every rank's, b x d
+  std::vector<float> c32;                 // fp32 logits (sequential fp32 dot products), w blocks of b x b
+  double exact = 0, s = 0;
+
+  SiglipModel(int w_, int b_, int d_, double scale_, double neg_bias_, uint32_t seed)
+      : w(w_), b(b_), d(d_), scale(scale_), neg_bias(neg_bias_) {
+    std::mt19937 g(seed);
+    const float sd = float(1 / std::sqrt(double(d)));
+    image = random_bf16(g, size_t(b) * d, sd);
+    for (int r = 0; r < w; ++r) text.push_back(random_bf16(g, size_t(b) * d, sd));
+    const double a_d = std::fmin(d, 4 * std::sqrt(double(d)));
+    const double n = double(w) * b * b, a_n = std::fmin(n, 4 * std::sqrt(n));
+    for (int r = 0; r < w; ++r)
+      for (int i = 0; i < b; ++i)
+        for (int j = 0; j < b; ++j) {
+          double c = 0, m = 0;
+          float f32 = 0;
+          for (int k = 0; k < d; ++k) {
+            const double p = double(image[size_t(i) * d + k]) * text[r][size_t(j) * d + k];
+            c += p, m += std::fabs(p), f32 += float(p);
+          }
+          c32.push_back(f32);
+          const double z = scale * c - neg_bias, y = r == 0 && i == j ? -z : z;
+          const double f = y > 0 ? y + std::log1p(std::exp(-y)) : std::log1p(std::exp(y));
+          exact += f;
+          s += (scale * (a_d * m + std::fabs(c)) + std::fabs(z)) / (1 + std::exp(-y)) + (a_n + 4) * f + 1;
+        }
+    exact /= b;
+    s = s / b + 2 * std::fabs(exact);
+  }
+  // The fp32 terms of the blocks in `ranks` (the positives on block 0's diagonal), from the
+  // fp32 logits, or with them rounded to bf16, or with the log-sigmoid as the log of a bf16 sigmoid.
+  std::vector<float> terms(const std::vector<int>& ranks, bool bf16_logits = false, bool bf16_sigmoid = false) const {
+    std::vector<float> t;
+    for (int r : ranks)
+      for (int q = 0; q < b * b; ++q) {
+        float z = float(scale) * c32[size_t(r) * b * b + q] - float(neg_bias);
+        if (bf16_logits) z = bf16(z);
+        const float y = r == 0 && q % (b + 1) == 0 ? -z : z;
+        t.push_back(bf16_sigmoid ? -std::log(bf16(1.0f / (1.0f + std::exp(y))))
+                                 : (y > 0 ? y + std::log1p(std::exp(-y)) : std::log1p(std::exp(y))));
+      }
+    return t;
+  }
+  std::vector<int> all() const {
+    std::vector<int> r(w);
+    for (int i = 0; i < w; ++i) r[i] = i;
+    return r;
+  }
+  // |loss - exact| / bound for a sum of the terms (as terms() lists them: block by block, row
+  // by row) of one of these orders: kRows, each image row's W B terms added in fp32, then the
+  // rows' sums one by one (rows and terms shuffled with `shuffle`); kTree, pairwise; kRunning,
+  // one running fp32 sum over all terms in order.
+  enum Order { kRows, kTree, kRunning };
+  double err(const std::vector<float>& t, Order order, uint32_t shuffle = 0) const {
+    float sum = 0;
+    if (order == kRunning) {
+      for (float x : t) sum += x;
+    } else if (order == kTree) {
+      std::vector<float> p = t;
+      while (p.size() > 1) {
+        std::vector<float> q;
+        for (size_t i = 0; i + 1 < p.size(); i += 2) q.push_back(p[i] + p[i + 1]);
+        if (p.size() % 2) q.push_back(p.back());
+        p = q;
+      }
+      sum = p[0];
+    } else {
+      const size_t blocks = t.size() / (size_t(b) * b);
+      std::vector<int> rows(b);
+      for (int i = 0; i < b; ++i) rows[i] = i;
+      std::mt19937 g(shuffle);
+      if (shuffle) std::shuffle(rows.begin(), rows.end(), g);
+      for (int i : rows) {
+        std::vector<float> row;
+        for (size_t r = 0; r < blocks; ++r)
+          for (int j = 0; j < b; ++j) row.push_back(t[(r * b + i) * b + j]);
+        if (shuffle) std::shuffle(row.begin(), row.end(), g);
+        float row_sum = 0;
+        for (float x : row) row_sum += x;
+        sum += row_sum;
+      }
+    }
+    return std::fabs(double(sum / float(b)) - exact) / (2 * std::ldexp(1.0, -24) * s);
+  }
+};
+
+TEST(ToleranceModel, TheSiglipLossPassesRowAndTreeSumsAndRejectsAMissingBlockBf16LogitsAndOneRunningSum) {
+  struct Preset {
+    int b, d;
+    double scale, neg_bias;
+  };
+  // tiny, small, pkb and a narrower odd (B 333 -> 57) at W = 2 and 3.
+  const Preset presets[] = {{16, 64, 10, 10}, {64, 256, 20, 8}, {128, 1024, 10, 10}, {57, 1001, 37, 7}};
+  double worst = 0;
+  int bf16_logit_misses = 0, cases = 0;
+  for (const Preset& p : presets)
+    for (int w : {2, 3})
+      for (uint32_t trial = 0; trial < 3; ++trial) {
+        const SiglipModel m(w, p.b, p.d, p.scale, p.neg_bias, 1000 * w + 10 * trial + uint32_t(p.b));
+        const std::vector<float> t = m.terms(m.all());
+        worst = std::max({worst, m.err(t, SiglipModel::kRows), m.err(t, SiglipModel::kRows, trial + 1),
+                          m.err(t, SiglipModel::kTree)});
+        std::vector<int> missing = m.all();
+        missing.pop_back();  // the last rank's block left out
+        EXPECT_GT(m.err(m.terms(missing), SiglipModel::kTree), 2.5) << "a missing block, B = " << p.b << ", W = " << w;
+        EXPECT_GT(m.err(m.terms(m.all(), false, true), SiglipModel::kTree), 5) << "bf16 sigmoid, B = " << p.b;
+        // One running fp32 sum stagnates: at pkb's logit bias of -10 every negative term (about
+        // 5e-5) is below half the spacing of a sum past about 750, and vanishes.
+        if (p.b == 128) EXPECT_GT(m.err(t, SiglipModel::kRunning), 1) << "one running sum, W = " << w;
+        bf16_logit_misses += m.err(m.terms(m.all(), true), SiglipModel::kTree) > 1;
+        ++cases;
+      }
+  EXPECT_LE(worst, 0.5) << "a legitimate order used more than half the bound";
+  EXPECT_GT(bf16_logit_misses, cases / 2) << "bf16 logits (ParallelKernelBench's) mostly fail";
+}
+
+// deepmd_kalman_filter_optimizer (fp64): the exact step in double-double, the oracle's scale
+// (statement.md), and the step as the reference, a sequential kernel, PyTorch's op order and
+// near misses compute it. Ratios are |got - exact| / (u S), exact rounded to a double as the
+// oracle stores it.
+struct Kalman {
+  struct DD {
+    double hi, lo;
+  };
+  static DD two_sum(double a, double b) {
+    const double s = a + b, bb = s - a;
+    return {s, (a - (s - bb)) + (b - bb)};
+  }
+  static DD quick(double a, double b) {
+    const double s = a + b;
+    return {s, b - (s - a)};
+  }
+  static DD add(DD a, double b) {
+    DD s = two_sum(a.hi, b);
+    s.lo += a.lo;
+    return quick(s.hi, s.lo);
+  }
+  static DD add(DD a, DD b) {
+    DD s = two_sum(a.hi, b.hi);
+    const DD t = two_sum(a.lo, b.lo);
+    s.lo += t.hi;
+    s = quick(s.hi, s.lo);
+    s.lo += t.lo;
+    return quick(s.hi, s.lo);
+  }
+  static DD mul(DD a, double b) {
+    const double p = a.hi * b;
+    return quick(p, std::fma(a.hi, b, -p) + a.lo * b);
+  }
+  static DD mul(DD a, DD b) {
+    const double p = a.hi * b.hi;
+    return quick(p, std::fma(a.hi, b.hi, -p) + a.hi * b.lo + a.lo * b.hi);
+  }
+  static DD div(DD a, double b) {  // two quotient digits from exact remainders
+    const double q1 = a.hi / b;
+    const DD r = add(a, DD{-q1 * b, -std::fma(q1, b, -q1 * b)});
+    return add(DD{q1, 0}, r.hi / b);
+  }
+  static double value(DD a) { return a.hi + a.lo; }
+
+  static constexpr double kLambda = 0.98, kU = 0x1p-53;
+  int W, NB, B;
+  std::vector<double> H, w, e, P;           // [W NB B], [W NB B], [W], [W NB B B]
+  std::vector<DD> K;                        // exact K per row of every rank
+  std::vector<double> C;                    // sum_k |P H| per row
+  DD A{0, 0};
+  double alpha = 0;
+
+  Kalman(int w_, int nb, int b, uint32_t seed) : W(w_), NB(nb), B(b) {
+    std::mt19937_64 g(seed);
+    std::normal_distribution<double> n01(0, 1);
+    const size_t rows = size_t(W) * NB * B;
+    H.resize(rows), w.resize(rows), e.resize(W), P.resize(rows * B), K.resize(rows), C.resize(rows);
+    for (auto& x : H) x = 0.01 * n01(g);
+    for (auto& x : w) x = n01(g);
+    for (auto& x : e) x = n01(g);
+    for (auto& x : P) x = n01(g);
+    for (size_t q = 0; q < rows; ++q) {
+      DD acc{0, 0};
+      for (int k = 0; k < B; ++k) {
+        const double p = P[q * B + k] * H[q / B * B + k];
+        acc = add(acc, DD{p, std::fma(P[q * B + k], H[q / B * B + k], -p)});
+        C[q] += std::fabs(p);
+      }
+      K[q] = acc;
+    }
+    DD tmp{0, 0};
+    double hk = 0, walk = 0, mag = 0;
+    for (int b = 0; b < W * NB; ++b) {
+      DD s{0, 0};
+      for (int j = 0; j < B; ++j) {
+        const size_t q = size_t(b) * B + j;
+        s = add(s, mul(K[q], H[q]));
+        hk += std::fabs(H[q] * K[q].hi);
+        walk += std::pow(H[q] * C[q], 2);
+      }
+      const DD term = add(s, kLambda);
+      tmp = add(tmp, term);
+      mag += std::fabs(term.hi);
+    }
+    const double q1 = 1 / tmp.hi;  // 1 / tmp to double-double accuracy (one Newton step)
+    A = add(DD{q1, 0}, q1 * (1 - value(tmp) * q1));
+    A = quick(A.hi, A.lo);
+    const double n1 = W * NB - 1;
+    alpha = 1 + (hk + 4 * std::sqrt(walk) + std::fmin(n1, 4 * std::sqrt(n1)) * mag) / tmp.hi;
+  }
+
+  // How a kernel computes the step: K's order, tmp's, and the update's operations.
+  struct Way {
+    double (*dot)(const double* a, const double* b, int n, int stride_a);
+    double (*p_next)(double p, double A, double kj, double kk);
+    double (*w_next)(double w, double A, double e, double kj);
+    bool lambda_once = false, local_tmp = false;
+  };
+  static double lanes(const double* a, const double* b, int n, int sa) {  // 32 lanes, then a tree
+    double p[32] = {};
+    for (int k = 0; k < n; ++k) p[k % 32] = std::fma(a[size_t(k) * sa], b[k], p[k % 32]);
+    for (int o = 16; o; o /= 2)
+      for (int l = 0; l < o; ++l) p[l] += p[l + o];
+    return p[0];
+  }
+  static double sequential(const double* a, const double* b, int n, int sa) {
+    double acc = 0;
+    for (int k = 0; k < n; ++k) acc = std::fma(a[size_t(k) * sa], b[k], acc);
+    return acc;
+  }
+  static double in_fp32(const double* a, const double* b, int n, int sa) {
+    float acc = 0;
+    for (int k = 0; k < n; ++k) acc += float(a[size_t(k) * sa] * b[k]);
+    return acc;
+  }
+
+  // The largest |got - exact| / (u S) over rank r's P' and every rank's w' (first, second).
+  std::pair<double, double> worst(const Way& way, int r, bool transposed = false) const {
+    std::vector<double> k(size_t(W) * NB * B);
+    for (size_t q = 0; q < k.size(); ++q) {
+      const size_t blk = q / B, j = q % B;
+      k[q] = transposed ? way.dot(&P[blk * B * B + j], &H[blk * B], B, B) : way.dot(&P[q * B], &H[blk * B], B, 1);
+    }
+    std::vector<double> local(W, 0.0);
+    for (int s = 0; s < W; ++s)
+      for (int i = 0; i < NB; ++i) {
+        const size_t b = size_t(s) * NB + i;
+        local[s] += (way.lambda_once ? 0.0 : kLambda) + lanes(&H[b * B], &k[b * B], B, 1);
+      }
+    double tmp = way.lambda_once ? kLambda : 0.0;
+    for (int s = 0; s < W; ++s) tmp += way.local_tmp && s != r ? 0.0 : local[s];
+    const double a = 1 / tmp;
+    double wp = 0, ww = 0;
+    for (size_t q = size_t(r) * NB * B; q < size_t(r + 1) * NB * B; ++q)
+      for (int c = 0; c < B; ++c) {
+        const size_t qk = q / B * B + c;
+        const DD t = mul(mul(A, K[q]), K[qk]);
+        const double p = P[q * B + c], exact = value(div(add(DD{-t.hi, -t.lo}, p), kLambda));
+        const double S = (std::fabs(p) + (1 + alpha) * std::fabs(t.hi) +
+                          A.hi * (std::fabs(K[q].hi) * C[qk] + std::fabs(K[qk].hi) * C[q])) / kLambda;
+        wp = std::max(wp, std::fabs(way.p_next(p, a, k[q], k[qk]) - exact) / (kU * S));
+      }
+    for (size_t q = 0; q < k.size(); ++q) {
+      const double es = e[q / (size_t(NB) * B)];
+      const double exact = value(add(mul(mul(A, es), K[q]), w[q]));
+      const double S = std::fabs(w[q]) + (1 + alpha) * std::fabs(A.hi * es * K[q].hi) + A.hi * std::fabs(es) * C[q];
+      ww = std::max(ww, std::fabs(way.w_next(w[q], a, es, k[q]) - exact) / (kU * S));
+    }
+    return {wp, ww};
+  }
+};
+
+double fused_p(double p, double a, double kj, double kk) { return std::fma(-(a * kj), kk, p) / Kalman::kLambda; }
+double torch_p(double p, double a, double kj, double kk) { return (1 / Kalman::kLambda) * (p - a * (kj * kk)); }
+double fused_w(double w, double a, double e, double kj) { return std::fma(a * e, kj, w); }
+double torch_w(double w, double a, double e, double kj) { return w + (a * e) * kj; }
+
+TEST(ToleranceModel, TheKalmanStepPassesTheReferencesOrderAndOthersAndRejectsNearMisses) {
+  constexpr double kFactor = 6;
+  for (const auto& [w, nb, b, seed] : {std::tuple{2, 4, 64, 1u}, {3, 3, 251, 2u}, {4, 2, 512, 3u}}) {
+    const Kalman m(w, nb, b, seed);
+    for (int r : {0, w - 1}) {
+      const Kalman::Way reference{Kalman::lanes, fused_p, fused_w};
+      const auto [p, ww] = m.worst(reference, r);
+      EXPECT_LE(p, 0.5 * kFactor) << w << " " << b;  // the reference within half the bound
+      EXPECT_LE(ww, 0.5 * kFactor) << w << " " << b;
+      for (const Kalman::Way& other : {Kalman::Way{Kalman::sequential, fused_p, fused_w},
+                                       Kalman::Way{Kalman::sequential, torch_p, torch_w}}) {
+        const auto [p2, w2] = m.worst(other, r);
+        EXPECT_LE(p2, kFactor);
+        EXPECT_LE(w2, kFactor);
+      }
+      auto missed = [&](const Kalman::Way& way, bool transposed = false) {
+        const auto [p3, w3] = m.worst(way, r, transposed);
+        return std::min(p3, w3) > 1e3 * kFactor;  // both outputs miss, by far
+      };
+      EXPECT_TRUE(missed({Kalman::lanes, fused_p, fused_w, /*lambda_once=*/true}));
+      EXPECT_TRUE(missed({Kalman::lanes, fused_p, fused_w, false, /*local_tmp=*/true}));
+      EXPECT_TRUE(missed({Kalman::lanes, fused_p, fused_w}, /*transposed=*/true));
+      EXPECT_TRUE(missed({Kalman::in_fp32, fused_p, fused_w}));
+      EXPECT_GT(m.worst({Kalman::lanes, [](double p, double a, double kj, double kk) { return p - a * kj * kk; }, fused_w}, r)
+                    .first, 1e3 * kFactor);  // no division by lambda
+      EXPECT_GT(m.worst({Kalman::lanes, [](double p, double a, double kj, double kk) { return (p + a * kj * kk) / Kalman::kLambda; },
+                         fused_w}, r)
+                    .first, 1e3 * kFactor);  // the correction's sign flipped
+    }
+  }
+}
+
+// fft/distributed_rfft2 and fft/distributed_irfft2: |got - exact| <= 8 log2(H WD) u32 S, S the
+// RMS of the plane's (extended) spectrum or field. A mixed-radix Cooley-Tukey FFT (radices 4,
+// 2, 3, 5, 7; twiddles computed in fp64 and rounded once) in T, the way the references split
+// the 2-D transform into passes; in float it is the fp32 FFT the bound must admit, in double
+// the exact value.
+template <class T>
+void fft_pass(std::complex<T>* a, int64_t n, int64_t stride, int sign) {
+  if (n == 1) return;
+  int64_t p = 0;
+  for (int64_t q : {4, 2, 3, 5, 7})
+    if (n % q == 0) {
+      p = q;
+      break;
+    }
+  ASSERT_NE(p, 0) << n;  // the shapes below are 7-smooth
+  const int64_t m = n / p;
+  std::vector<std::complex<T>> sub(n);
+  for (int64_t s = 0; s < p; ++s)
+    for (int64_t j = 0; j < m; ++j) sub[s * m + j] = a[(j * p + s) * stride];
+  for (int64_t s = 0; s < p; ++s) fft_pass(sub.data() + s * m, m, 1, sign);
+  auto root = [&](int64_t e, int64_t len) {
+    const double t = sign * 2 * M_PI * double(e % len) / double(len);
+    return std::complex<T>(T(std::cos(t)), T(std::sin(t)));
+  };
+  for (int64_t k = 0; k < m; ++k) {
+    std::complex<T> t[7];
+    for (int64_t s = 0; s < p; ++s) t[s] = s ? sub[s * m + k] * root(s * k, n) : sub[k];
+    for (int64_t q = 0; q < p; ++q) {
+      std::complex<T> acc = t[0];
+      for (int64_t s = 1; s < p; ++s) acc += t[s] * root(s * q, p);
+      a[(k + q * m) * stride] = acc;
+    }
+  }
+}
+
+// The 2-D transform of an h x w row-major plane, rows first or columns first; `between`
+// may round the intermediate (a lower-precision buffer between the passes).
+template <class T>
+void fft2(std::vector<std::complex<T>>& z, int64_t h, int64_t w, int sign, bool rows_first,
+          std::function<std::complex<T>(std::complex<T>)> between = nullptr) {
+  auto rows = [&] { for (int64_t r = 0; r < h; ++r) fft_pass(z.data() + r * w, w, 1, sign); };
+  auto cols = [&] { for (int64_t c = 0; c < w; ++c) fft_pass(z.data() + c, h, w, sign); };
+  rows_first ? rows() : cols();
+  if (between) for (auto& v : z) v = between(v);
+  rows_first ? cols() : rows();
+}
+
+constexpr double kU32 = 0x1p-24;
+
+// The largest |got - exact| / (8 log2(h w) u32 S) over the elements.
+double fft_error_over_bound(const std::vector<double>& got, const std::vector<double>& exact, double s, int64_t n) {
+  double worst = 0;
+  for (size_t i = 0; i < got.size(); ++i)
+    worst = std::max(worst, std::fabs(got[i] - exact[i]) / (8 * std::log2(double(n)) * kU32 * s));
+  return worst;
+}
+
+TEST(ToleranceModel, TheRfft2BoundPassesFp32FftsInEitherPassOrderAndRejectsNearMisses) {
+  std::mt19937 g(59);
+  std::normal_distribution<float> d(0, 1);
+  for (auto [h, w] : {std::pair<int64_t, int64_t>{32, 48}, {70, 90}, {105, 135}, {256, 256}}) {
+    SCOPED_TRACE(std::to_string(h) + " x " + std::to_string(w));
+    const int64_t nf = w / 2 + 1;
+    std::vector<std::complex<float>> xf(h * w);
+    std::vector<std::complex<double>> xd(h * w);
+    double sum_sq = 0;
+    for (int64_t i = 0; i < h * w; ++i) {
+      const float v = d(g);
+      xf[i] = v, xd[i] = v, sum_sq += double(v) * v;
+    }
+    const double s = std::sqrt(sum_sq / double(h * w)), ortho = 1 / std::sqrt(double(h * w));
+    fft2(xd, h, w, -1, true);
+    // The half-spectrum as the output stores it: (re, im) pairs of the first nf columns.
+    auto half = [&](const auto& z, double scale, bool conj) {
+      std::vector<double> out;
+      for (int64_t r = 0; r < h; ++r)
+        for (int64_t f = 0; f < nf; ++f) {
+          const auto v = z[r * w + f];
+          out.push_back(double(v.real()) * scale);
+          out.push_back(double(v.imag()) * scale * (conj ? -1 : 1));
+        }
+      return out;
+    };
+    const std::vector<double> exact = half(xd, ortho, false);
+    for (bool rows_first : {false, true}) {  // the references: columns (H) first
+      auto z = xf;
+      fft2(z, h, w, -1, rows_first);
+      for (auto& v : z) v *= float(ortho);  // scaled once in fp32
+      EXPECT_LE(fft_error_over_bound(half(z, 1, false), exact, s, h * w), 0.5) << rows_first;
+    }
+    auto bf = xf;  // the intermediate between the passes rounded to bf16
+    fft2<float>(bf, h, w, -1, false, [](std::complex<float> v) { return std::complex<float>(bf16(v.real()), bf16(v.imag())); });
+    EXPECT_GT(fft_error_over_bound(half(bf, ortho, false), exact, s, h * w), 1);
+    EXPECT_GT(fft_error_over_bound(half(xd, ortho, true), exact, s, h * w), 1);            // conjugated
+    EXPECT_GT(fft_error_over_bound(half(xd, 1.0 / double(h * w), false), exact, s, h * w), 1);  // norm="forward"
+  }
+}
+
+TEST(ToleranceModel, TheIrfft2BoundPassesTheExtensionAndTheWeightingAndRejectsAnUnconjugatedMirror) {
+  std::mt19937 g(60);
+  std::normal_distribution<float> d(0, std::sqrt(0.5f));
+  for (auto [h, w] : {std::pair<int64_t, int64_t>{16, 32}, {90, 126}, {135, 189}, {128, 256}}) {
+    SCOPED_TRACE(std::to_string(h) + " x " + std::to_string(w));
+    const int64_t nf = w / 2 + 1;
+    std::vector<std::complex<float>> x(h * nf);  // a drawn half-spectrum: columns 0 and w / 2 not Hermitian
+    for (auto& v : x) v = {d(g), d(g)};
+    auto c = [&](int64_t f) { return f == 0 || 2 * f == w ? 1.0 : 2.0; };
+    double sum_sq = 0;
+    for (int64_t i = 0; i < h * nf; ++i) sum_sq += c(i % nf) * std::norm(std::complex<double>(x[i]));
+    const double s = std::sqrt(sum_sq / double(h * w)), ortho = 1 / std::sqrt(double(h * w));
+    // Z by the statement's Hermitian extension, or the rows weighted by c_w and zero-padded.
+    auto extended = [&](bool conj) {
+      std::vector<std::complex<double>> z(h * w);
+      for (int64_t k = 0; k < h; ++k)
+        for (int64_t f = 0; f < w; ++f) {
+          const std::complex<double> v = f < nf ? x[k * nf + f] : x[((h - k) % h) * nf + (w - f)];
+          z[k * w + f] = f >= nf && conj ? std::conj(v) : v;
+        }
+      return z;
+    };
+    auto weighted = [&] {
+      std::vector<std::complex<double>> z(h * w);
+      for (int64_t k = 0; k < h; ++k)
+        for (int64_t f = 0; f < nf; ++f) z[k * w + f] = c(f) * std::complex<double>(x[k * nf + f]);
+      return z;
+    };
+    auto real_part = [&](const auto& z, double scale) {
+      std::vector<double> out;
+      for (const auto& v : z) out.push_back(double(v.real()) * scale);
+      return out;
+    };
+    auto exact_z = extended(true);
+    fft2(exact_z, h, w, +1, true);
+    const std::vector<double> exact = real_part(exact_z, ortho);
+    auto exact_w = weighted();  // the two definitions agree
+    fft2(exact_w, h, w, +1, true);
+    EXPECT_LE(fft_error_over_bound(real_part(exact_w, ortho), exact, s, h * w), 1e-6);
+    for (auto z64 : {extended(true), weighted()}) {
+      std::vector<std::complex<float>> z(z64.begin(), z64.end());
+      fft2(z, h, w, +1, true);  // the references: along WD first
+      for (auto& v : z) v *= float(ortho);
+      EXPECT_LE(fft_error_over_bound(real_part(z, 1), exact, s, h * w), 0.5);
+    }
+    auto unconj = extended(false);
+    fft2(unconj, h, w, +1, true);
+    EXPECT_GT(fft_error_over_bound(real_part(unconj, ortho), exact, s, h * w), 1);
+  }
 }
 
 }  // namespace
