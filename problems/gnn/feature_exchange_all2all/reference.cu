@@ -40,8 +40,7 @@ struct FeatureExchangeAll2All : gnn::FeatureExchange {
 
   int run(const mgk_tensor* in, const mgk_tensor* out, cudaStream_t st) {
     const int W = world(), r = rank();
-    const auto* table = static_cast<const __nv_bfloat16*>(in[0].data);
-    const auto* ids = static_cast<const int64_t*>(in[1].data);
+    const auto [table, ids] = mgk::tensor_data<const __nv_bfloat16, const int64_t>(in);
     auto* y = static_cast<__nv_bfloat16*>(out[0].data);
     const int64_t rows = layout.sent;
     if (rows > 0) {

@@ -36,8 +36,7 @@ struct FeatureExchangeAll2AllBackward : gnn::FeatureExchange {
 
   int run(const mgk_tensor* in, const mgk_tensor* out, cudaStream_t st) {
     const int W = world(), r = rank();
-    const auto* grad = static_cast<const float*>(in[0].data);
-    const auto* ids = static_cast<const int64_t*>(in[1].data);
+    const auto [grad, ids] = mgk::tensor_data<const float, const int64_t>(in);
     auto* grad_seed = static_cast<float*>(out[0].data);
     MGK_CUDA_TRY(ctx, cudaMemsetAsync(grad_seed, 0, size_t(SEED * H) * sizeof(float), st));
     if (comm()) {
@@ -117,8 +116,7 @@ struct FeatureExchangeAll2AllBackward : gnn::FeatureExchange {
     MGK_CUDA_TRY(ctx, cudaMemcpyAsync(d_row, term_row.data(), size_t(rows) * 8, cudaMemcpyHostToDevice, st));
     MGK_CUDA_TRY(ctx, cudaMemcpyAsync(d_start, start.data(), size_t(seeds + 1) * 8, cudaMemcpyHostToDevice, st));
     const mgk_input_gen grad = a->gens[0];
-    auto* expected = static_cast<double*>(a->expected[0]);
-    float* scale = a->scale[0];
+    const auto [expected, scale] = mgk::oracle_output(a, 0);
     MGK_CUDA_TRY(ctx, mgk::oracle::for_each(
                           seeds * H,
                           [=] __device__(int64_t i) {

@@ -81,10 +81,8 @@ struct SparseEmbeddingAll2All : mgk::Reference {
 
   int run(const mgk_tensor* in, const mgk_tensor* out, cudaStream_t st) {
     const int W = world(), r = rank();
-    const auto* idx = static_cast<const int64_t*>(in[0].data);
-    const auto* value = static_cast<const __nv_bfloat16*>(in[1].data);
-    auto* recv_idx = static_cast<int64_t*>(out[0].data);
-    auto* recv_value = static_cast<__nv_bfloat16*>(out[1].data);
+    const auto [idx, value] = mgk::tensor_data<const int64_t, const __nv_bfloat16>(in);
+    const auto [recv_idx, recv_value] = mgk::tensor_data<int64_t, __nv_bfloat16>(out);
     int64_t* send_counts = counts;
     int64_t* recv_counts = counts + W;
 

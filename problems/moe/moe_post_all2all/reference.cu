@@ -136,8 +136,7 @@ struct PostAll2All : mgk::Reference {
     if (!scratch.ok()) return mgk::set_error(ctx, "oracle: out of device memory");
     MGK_CUDA_TRY(ctx, cudaMemcpyAsync(d_src, src.data(), src.size() * 8, cudaMemcpyHostToDevice, st));
     const mgk_input_gen y = a->gens[0], w = a->gens[3];
-    auto* e = static_cast<double*>(a->expected[0]);
-    float* sc = a->scale[0];
+    const auto [e, sc] = mgk::oracle_output(a, 0);
     MGK_CUDA_TRY(ctx, mgk::oracle::for_each(
                           M * N,
                           [=] __device__(int64_t i) {

@@ -114,8 +114,7 @@ struct TpRmsNorm : mgk::Reference {
   }
 
   int run(const mgk_tensor* in, const mgk_tensor* out, cudaStream_t st) {
-    const auto* x = static_cast<const __nv_bfloat16*>(in[0].data);
-    const auto* w = static_cast<const __nv_bfloat16*>(in[1].data);
+    const auto [x, w] = mgk::tensor_data<const __nv_bfloat16, const __nv_bfloat16>(in);
     auto* y = static_cast<__nv_bfloat16*>(out[0].data);
     const bool vec = NL % 8 == 0;
     const unsigned threads = threads_for(vec ? NL / 8 : NL);
@@ -145,8 +144,7 @@ struct TpRmsNorm : mgk::Reference {
     MGK_LAUNCH_CHECK(ctx);
     const mgk_input_gen gx = a->gens[0], gw = a->gens[1];
     const int rank = this->rank();
-    auto* expected = static_cast<double*>(a->expected[0]);
-    float* scale = a->scale[0];
+    const auto [expected, scale] = mgk::oracle_output(a, 0);
     MGK_CUDA_TRY(ctx, mgk::oracle::for_each(
                           M * NL,
                           [=] __device__(int64_t i) {

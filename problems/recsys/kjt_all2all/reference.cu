@@ -61,10 +61,8 @@ struct KjtAll2All : mgk::Reference {
 
   int run(const mgk_tensor* in, const mgk_tensor* out, cudaStream_t st) {
     const int W = world(), r = rank();
-    const auto* lengths = static_cast<const int64_t*>(in[0].data);
-    const auto* values = static_cast<const int64_t*>(in[1].data);
-    auto* lengths_out = static_cast<int64_t*>(out[0].data);
-    auto* values_out = static_cast<int64_t*>(out[1].data);
+    const auto [lengths, values] = mgk::tensor_data<const int64_t, const int64_t>(in);
+    const auto [lengths_out, values_out] = mgk::tensor_data<int64_t, int64_t>(out);
 
     // Each feature's value count.
     size_t temp = reduce_temp_bytes;

@@ -20,7 +20,9 @@
 // mgk_run and mgk_oracle call run and oracle. The members keep the ABI's names (`ctx`, and
 // MGK_CUDA_TRY(ctx, ...) and its kin work unchanged inside them).
 #pragma once
+#include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include "mgk/oracle_gemm.cuh"
 #include "mgk/reference.h"
@@ -74,6 +76,23 @@ class Owned {
  private:
   H h_ = nullptr;
 };
+
+// Tensors 0, 1, ... of `t` as typed pointers, for a structured binding:
+//   const auto [table, ids] = mgk::tensor_data<const __nv_bfloat16, const int64_t>(in);
+template <class... T>
+std::tuple<T*...> tensor_data(const mgk_tensor* t) {
+  return [t]<size_t... I>(std::index_sequence<I...>) {
+    return std::tuple<T*...>{static_cast<T*>(t[I].data)...};
+  }(std::index_sequence_for<T...>{});
+}
+
+// An oracle's output `o`: where its expected values go (double, or int64 for an exact
+// integer output) and its per-element scale (null for an output compared exactly).
+//   const auto [expected, scale] = mgk::oracle_output(a, 0);
+template <class T = double>
+std::tuple<T*, float*> oracle_output(const mgk_oracle_args* a, int o) {
+  return {static_cast<T*>(a->expected[o]), a->scale[o]};
+}
 
 using Stream = Owned<cudaStream_t, cudaStreamDestroy>;
 using Event = Owned<cudaEvent_t, cudaEventDestroy>;
