@@ -1,0 +1,58 @@
+// Mutant of tests/gpu/candidates/gnn/sparse_feature_fetch_projection.cu. Class: a reduction in lower precision than the statement allows (the projection's dot products accumulated in bf16).
+// The projection written as a hand-made kernel whose running sum is a bf16 (every partial
+// sum rounded), where the statement allows only fp32 accumulation and one final rounding.
+//
+// The plain candidate's description:
+// Plain: after a barrier, row i of a private embedding buffer is copied from the owner of
+// query i's id (rank id mod W, row id / W of its shard, through peer pointers), in query
+// order; then out = emb proj on cuBLAS. Under MGK_LOCAL_ONLY only this rank's own rows (the
+// others zeros).
+#include "../../../candidates/plain_compute.cuh"
+
+namespace {
+// emb[i, c] = shard of rank ids[i] mod W, row ids[i] / W, column c; zeros for an owner this
+// rank does not use.
+__global__ void fetch_kernel(const int64_t* ids, int64_t q, int64_t d, void* const* shards, int world, int first,
+                             int end, __nv_bfloat16* emb) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < q * d; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t k = i / d, c = i % d, id = ids[k];
+    const int owner = int(id % world);
+    const int64_t row = id / world;
+    __nv_bfloat16 v = __float2bfloat16(0.0f);
+    if (owner >= first && owner < end) v = static_cast<const __nv_bfloat16*>(shards[owner])[row * d + c];
+    emb[i] = v;
+  }
+}
+// out[i, j] = sum_k emb[i, k] proj[k, j], the running sum kept in bf16.
+__global__ void project_kernel(const __nv_bfloat16* emb, const __nv_bfloat16* proj, int64_t q, int64_t d,
+                               __nv_bfloat16* out) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < q * d; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t row = i / d, col = i % d;
+    __nv_bfloat16 acc = __float2bfloat16(0.0f);
+    for (int64_t k = 0; k < d; ++k)
+      acc = __float2bfloat16(__bfloat162float(acc) +
+                             __bfloat162float(emb[row * d + k]) * __bfloat162float(proj[k * d + col]));
+    out[i] = acc;
+  }
+}
+}  // namespace
+
+MGK_EXPORT int mgk_setup(mgk_ctx* ctx) {
+  const size_t q = size_t(ctx->inputs[1].shape[0]), d = size_t(mgk::dim(ctx, "D"));
+  return plain::setup(ctx, {}, {q * d * 2});
+}
+MGK_EXPORT void mgk_teardown(mgk_ctx* ctx) { plain::teardown(ctx); }
+
+MGK_EXPORT int mgk_run(mgk_ctx* ctx, const mgk_tensor* in, int, const mgk_tensor* out, int, cudaStream_t s) {
+  const int64_t Q = in[1].shape[0], D = mgk::dim(ctx, "D");
+  auto* emb = static_cast<__nv_bfloat16*>(plain::state(ctx).local[0]);
+  MGK_CUDA_TRY(ctx, simple::barrier(ctx, s));  // every rank's shard of this call is in place
+  fetch_kernel<<<plain::blocks_for(Q * D), 256, 0, s>>>(static_cast<const int64_t*>(in[1].data), Q, D, in[0].peers,
+                                                        ctx->world_size, plain::first_source(ctx),
+                                                        plain::end_source(ctx), emb);
+  MGK_LAUNCH_CHECK(ctx);
+  project_kernel<<<plain::blocks_for(Q * D), 256, 0, s>>>(emb, static_cast<const __nv_bfloat16*>(in[2].data), Q, D,
+                                                          static_cast<__nv_bfloat16*>(out[0].data));
+  MGK_LAUNCH_CHECK(ctx);
+  return 0;
+}
