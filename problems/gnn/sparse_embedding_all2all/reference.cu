@@ -84,7 +84,6 @@ struct SparseEmbeddingAll2All : mgk::Reference {
     const auto [idx, value] = mgk::tensor_data<const int64_t, const __nv_bfloat16>(in);
     const auto [recv_idx, recv_value] = mgk::tensor_data<int64_t, __nv_bfloat16>(out);
     int64_t* send_counts = counts;
-    int64_t* recv_counts = counts + W;
 
     // The bucketing: owners and counts, a stable sort by owner, the pairs gathered in that order.
     MGK_CUDA_TRY(ctx, cudaMemsetAsync(send_counts, 0, size_t(W) * 8, st));
@@ -105,24 +104,11 @@ struct SparseEmbeddingAll2All : mgk::Reference {
     const ncclComm_t group = comm();
     if (!group) return 0;  // bench/compute: the bucketing alone
 
-    // The count exchange (the own count by a device copy), read by the host.
-    MGK_CUDA_TRY(ctx, cudaMemcpyAsync(recv_counts + r, send_counts + r, 8, cudaMemcpyDeviceToDevice, st));
-    MGK_NCCL_TRY(ctx, ncclGroupStart());
-    for (int p = 0; p < W; ++p) {
-      if (p == r) continue;
-      MGK_NCCL_TRY(ctx, ncclSend(send_counts + p, 1, ncclInt64, p, group, st));
-      MGK_NCCL_TRY(ctx, ncclRecv(recv_counts + p, 1, ncclInt64, p, group, st));
-    }
-    MGK_NCCL_TRY(ctx, ncclGroupEnd());
-    MGK_CUDA_TRY(ctx, cudaMemcpyAsync(host_counts.data(), counts, size_t(2 * W) * 8, cudaMemcpyDeviceToHost, st));
-    MGK_CUDA_TRY(ctx, cudaStreamSynchronize(st));
+    // The count exchange, read by the host.
+    if (int rc = mgk::exchange_counts(ctx, group, counts, host_counts, st)) return rc;
     const int64_t* sent = host_counts.data();
     const int64_t* got = sent + W;
-    std::vector<int64_t> send_at(W + 1, 0), recv_at(W + 1, 0);
-    for (int p = 0; p < W; ++p) {
-      send_at[p + 1] = send_at[p] + sent[p];
-      recv_at[p + 1] = recv_at[p] + got[p];
-    }
+    const std::vector<int64_t> send_at = mgk::exclusive_offsets(sent, W), recv_at = mgk::exclusive_offsets(got, W);
     received = recv_at[W];
     if (send_at[W] != nnz || received > capacity)
       return mgk::set_error(ctx, "counts: %lld sent of %lld, %lld received into %lld", (long long)send_at[W],

@@ -23,6 +23,7 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "mgk/oracle_gemm.cuh"
 #include "mgk/reference.h"
@@ -92,6 +93,34 @@ std::tuple<T*...> tensor_data(const mgk_tensor* t) {
 template <class T = double>
 std::tuple<T*, float*> oracle_output(const mgk_oracle_args* a, int o) {
   return {static_cast<T*>(a->expected[o]), a->scale[o]};
+}
+
+// The counts of a variable-size all-to-all, exchanged and read by the host (the payload's
+// sizes decide the host's NCCL calls). `counts` is 2 W int64 on the device: [0, W) what this
+// rank sends each rank (filled by the caller), [W, 2 W) what each rank sends it, filled here
+// (the own count by a device copy); `host` (2 W) gets both once the stream has them.
+inline int exchange_counts(mgk_ctx* ctx, ncclComm_t comm, int64_t* counts, std::vector<int64_t>& host,
+                           cudaStream_t st) {
+  const int W = ctx->world_size, r = ctx->rank;
+  MGK_CUDA_TRY(ctx, cudaMemcpyAsync(counts + W + r, counts + r, 8, cudaMemcpyDeviceToDevice, st));
+  MGK_NCCL_TRY(ctx, ncclGroupStart());
+  for (int p = 0; p < W; ++p) {
+    if (p == r) continue;
+    MGK_NCCL_TRY(ctx, ncclSend(counts + p, 1, ncclInt64, p, comm, st));
+    MGK_NCCL_TRY(ctx, ncclRecv(counts + W + p, 1, ncclInt64, p, comm, st));
+  }
+  MGK_NCCL_TRY(ctx, ncclGroupEnd());
+  host.resize(2 * W);
+  MGK_CUDA_TRY(ctx, cudaMemcpyAsync(host.data(), counts, size_t(2 * W) * 8, cudaMemcpyDeviceToHost, st));
+  MGK_CUDA_TRY(ctx, cudaStreamSynchronize(st));
+  return 0;
+}
+
+// Where each of `n` blocks of these sizes starts, and (at n) their total.
+inline std::vector<int64_t> exclusive_offsets(const int64_t* sizes, int n) {
+  std::vector<int64_t> at(n + 1, 0);
+  for (int p = 0; p < n; ++p) at[p + 1] = at[p] + sizes[p];
+  return at;
 }
 
 using Stream = Owned<cudaStream_t, cudaStreamDestroy>;
