@@ -23,7 +23,7 @@ struct Refusal {
   Rule rule;
 };
 const Refusal kRefused[] = {
-    {R"(dlopen|dlmopen|dlsym|dlvsym|dladdr1?|dlinfo|dl_iterate_phdr|cuModuleLoad\w*|cuLibraryLoad\w*|cudaLibraryLoad\w*|cuLink\w*|cuGetProcAddress\w*|cudaGetDriverEntryPoint\w*|cudaGetExportTable|cuGetExportTable|__libc_dlopen\w*)",
+    {R"(dlopen|dlmopen|dlsym|dlvsym|dladdr1?|dlinfo|dl_iterate_phdr|cuModuleLoad\w*|cuLibraryLoad\w*|cudaLibraryLoad\w*|cuLink\w*|cuGetProcAddress\w*|cudaGetDriverEntryPoint\w*|cudaGetExportTable|cuGetExportTable|__libc_dlopen\w*|cufftXtSetJITCallback)",
      Rule::kCodeLoading},
     {R"(nccl\w*)", Rule::kNccl},
     {R"(cuMulticast\w*)", Rule::kMulticast},

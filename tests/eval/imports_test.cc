@@ -97,6 +97,9 @@ TEST(Imports, AnythingElseIsOffTheList) {
             "fopen: not on the list of what a candidate may call: candidates may link and call only the CUDA runtime "
             "and driver, cuBLAS, cuBLASLt, cuFFT and the basics of libc, libm and libstdc++");
   EXPECT_EQ(refusal({"cufftPlanMany", "cufftExecC2C", "cublasLtMatmul"}), "") << "the linked libraries' calls are allowed";
+  // cuFFT's JIT callbacks link code given as bytes at run time, which no check of the
+  // candidate's PTX sees.
+  EXPECT_NE(refusal({"cufftXtSetJITCallback"}), "");
   EXPECT_NE(refusal({"open64"}), "");
   EXPECT_NE(refusal({"write"}), "") << "the socket to the harness is an fd: raw writes are refused";
 }
