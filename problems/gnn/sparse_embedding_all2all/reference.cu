@@ -13,24 +13,12 @@
 #include <vector>
 
 #include "mgk/reference_kit.h"
+#include "../owner_buckets.cuh"
 
 namespace {
 
-int bits_for(int w) {
-  int b = 1;
-  while ((1 << b) < w) ++b;
-  return b;
-}
-
-// owner[i] = idx[i] mod W, slot[i] = i, and counts[owner] += 1 (counts zeroed before).
-__global__ void owners_kernel(const int64_t* idx, int64_t n, int world, int* owner, int* slot, int64_t* counts) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    const int o = int(idx[i] % world);
-    owner[i] = o;
-    slot[i] = int(i);
-    atomicAdd(reinterpret_cast<unsigned long long*>(counts + o), 1ull);
-  }
-}
+using gnn::bits_for;
+using gnn::owners_kernel;
 
 // Pair k of the send buffers = pair perm[k] of the inputs: send_idx[k] = idx[perm[k]] and
 // row k of send_value = row perm[k] of value. kVec: rows of whole 16-byte words.

@@ -15,24 +15,12 @@
 
 #include "mgk/lt_gemm.h"
 #include "mgk/reference_kit.h"
+#include "../owner_buckets.cuh"
 
 namespace {
 
-int bits_for(int w) {
-  int b = 1;
-  while ((1 << b) < w) ++b;
-  return b;
-}
-
-// owner[i] = ids[i] mod W, slot[i] = i, and counts[owner] += 1 (counts zeroed before).
-__global__ void owners_kernel(const int64_t* ids, int64_t n, int world, int* owner, int* slot, int64_t* counts) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    const int o = int(ids[i] % world);
-    owner[i] = o;
-    slot[i] = int(i);
-    atomicAdd(reinterpret_cast<unsigned long long*>(counts + o), 1ull);
-  }
-}
+using gnn::bits_for;
+using gnn::owners_kernel;
 
 // send_ids[k] = ids[perm[k]]: the ids in owner order.
 __global__ void ids_in_order_kernel(const int* perm, int64_t n, const int64_t* ids, int64_t* send_ids) {
