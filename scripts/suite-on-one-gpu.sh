@@ -39,7 +39,8 @@
 #   PRESETS   comma-separated presets to keep (default: all), e.g. "small,medium" to finish a
 #             world's presets a short visit left out
 #   PLAIN=0   leaves the plain candidate out (e.g. with DEGENERATES=all: the degenerates alone)
-#   JOBS      evaluations at once (default 4); WORLDS (default "2 4 8"); ALL_PRESETS; STAGES (default
+#   JOBS      evaluations at once (default 4: JOBS x WORLD ranks share GPU 0's memory; one that
+#             finds it full before its candidate loads is run again, OOM_RETRIES times); WORLDS (default "2 4 8"); ALL_PRESETS; STAGES (default
 #             "1 2 3 4 5 6": which of the above run, e.g. "2 3" to finish a visit cut short)
 # Prints one line per evaluation and a summary; exits 1 when any verdict is not the expected one
 # (OUT/bad-logs.txt lists their logs).
@@ -172,7 +173,7 @@ run_one() {
   fi
   args+=(--size "$sizes" --json --no-store --timeout 300)
   [ -n "$define" ] && args+=(-D "$define")
-  local start=$SECONDS queued=0
+  local start=$SECONDS queued=0 retries=0
   if [ "$sizes" = large ] && [ "${LARGE_FREE_GIB:-0}" -gt 0 ]; then
     # One start at a time: wait for the memory, start, hold the gate while its buffers come.
     local gate free waited=0 pid
@@ -196,11 +197,19 @@ run_one() {
     exec {gate}>&-
     wait "$pid"
   else
-    "${root_for[@]}" "$mgk" "${args[@]}" > "$log" 2> "${log%.json}.err"
+    while :; do
+      "${root_for[@]}" "$mgk" "${args[@]}" > "$log" 2> "${log%.json}.err"
+      # GPU 0 out of memory before the candidate's code was loaded is the evaluations beside
+      # this one (JOBS x WORLD ranks at once is more than one GPU holds), not this kernel: wait
+      # for them and run it again, OOM_RETRIES times at most (default 2), OOM_WAIT seconds apart
+      # (default 30); the line says so.
+      (( retries < ${OOM_RETRIES:-2} )) && grep -q '"verdict": "infrastructure"' "$log" && grep -q 'out of memory' "$log" || break
+      retries=$((retries + 1)); sleep "${OOM_WAIT:-30}"
+    done
   fi
-  python3 - "$log" "$expect" "$name W=$world $sizes $label" "$((SECONDS - start))" "$queued" "$sizes" <<'PY'
+  python3 - "$log" "$expect" "$name W=$world $sizes $label" "$((SECONDS - start))" "$queued" "$sizes" "$retries" <<'PY'
 import json, os, sys
-log, expect, what, secs, queued, asked = sys.argv[1:]
+log, expect, what, secs, queued, asked, retries = sys.argv[1:]
 took, notes = f"{secs} s", []
 try:
     r = json.load(open(log))
@@ -231,6 +240,8 @@ except ValueError:
     verdict, failure = "no result", err[-1] if err else "mgk printed nothing"
 if int(queued):
     notes.append(f"after {queued} s at the large-memory gate")
+if int(retries):
+    notes.append(f"run {int(retries) + 1} times: GPU 0 was out of memory before")
 if notes:
     took += f" ({', '.join(notes)})"
 # A mutant is caught by a wrong output or by a crash it causes (a non-finite or out-of-bounds result).

@@ -40,6 +40,16 @@ if [[ "$args" == *--reference* && "$args" == *moe_ep_balanced* ]]; then
   echo "mgk: error: moe/moe_ep_balanced size tiny at W = 1 is outside the problem: it needs K <= E (E = 1, K = 2)" >&2
   exit 2
 fi
+# FAKE_OOM: a glob of the evaluations that find GPU 0 full before their candidate loads,
+# FAKE_OOM_TIMES times in a row (counted per argument line), then answer as below.
+if [[ -n "${FAKE_OOM:-}" && "$args" == *$FAKE_OOM* ]]; then
+  tally="$FAKE_CALLS.oom.$(md5sum <<< "$args" | cut -c1-12)"
+  n=$(cat "$tally" 2> /dev/null || echo 0); echo $((n + 1)) > "$tally"
+  if (( n < ${FAKE_OOM_TIMES:-1} )); then
+    echo '{"verdict": "infrastructure", "message": "rank 1: cannot use GPU 0 (out of memory) (before the candidate'"'"'s code was loaded: the machine or mgk failed, not the kernel)", "sizes": []}'
+    exit 1
+  fi
+fi
 if [[ -n "${FAKE_PASSING_DEGENERATE:-}" && "$args" == *$FAKE_PASSING_DEGENERATE* ]]; then
   echo '{"verdict": "correct", "compile_seconds": 2.0, "sizes": []}'
 elif [[ "$args" == */mutants/* ]]; then
@@ -326,6 +336,34 @@ TEST_F(SuiteOnOneGpuScript, LargeEvaluationsWaitForFreeMemory) {
   EXPECT_EQ(typo.exit_code, 1) << typo.output;
   EXPECT_TRUE(typo.calls.empty()) << typo.output;
   EXPECT_NE(typo.output.find("LARGE_FREE_GIB=40G is not a whole number"), std::string::npos) << typo.output;
+}
+
+// JOBS x WORLD ranks at once can fill GPU 0 before a candidate loads (the twenty-third
+// session's visit: nine plain candidates at W = 4 and 8, eight evaluations at once beside a
+// GPU test): that is the evaluations beside it, not the kernel, so the evaluation is run
+// again, OOM_RETRIES times at most, and its line says so; one still out of memory after them
+// is BAD (an infrastructure verdict is never the expected one).
+TEST_F(SuiteOnOneGpuScript, AnEvaluationThatFindsTheGpuFullIsRunAgain) {
+  ScriptRun r = run({{"PROBLEMS", "tp/gemm_allreduce"}, {"STAGES", "1"}, {"OOM_WAIT", "0"}, {"FAKE_OOM", "tp/gemm_allreduce"}});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(count_calls(r, {"tp/gemm_allreduce"}), 2) << r.output;
+  EXPECT_NE(r.output.find("ok   tp/gemm_allreduce W=2 tiny,small,pkb,medium,odd gemm_allreduce: correct in "),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("run 2 times: GPU 0 was out of memory before"), std::string::npos) << r.output;
+
+  ScriptRun full = run({{"PROBLEMS", "tp/gemm_allreduce"},
+                        {"STAGES", "1"},
+                        {"OOM_WAIT", "0"},
+                        {"FAKE_OOM", "tp/gemm_allreduce"},
+                        {"FAKE_OOM_TIMES", "5"}});
+  EXPECT_EQ(full.exit_code, 1) << full.output;
+  EXPECT_EQ(count_calls(full, {"tp/gemm_allreduce"}), 3) << "the first run and OOM_RETRIES (2) more";
+  EXPECT_NE(full.output.find("BAD  tp/gemm_allreduce W=2 tiny,small,pkb,medium,odd gemm_allreduce: infrastructure "
+                             "(rank 1: cannot use GPU 0 (out of memory)"),
+            std::string::npos)
+      << full.output;
+  EXPECT_NE(full.output.find("run 3 times: GPU 0 was out of memory before"), std::string::npos) << full.output;
 }
 
 }  // namespace
