@@ -162,6 +162,7 @@ TEST(Suite, PkbPresetsHaveParallelKernelBenchsDims) {
       {"losses/openclip_contrastive_loss", {{"B", 128}, {"D", 1024}, {"SCALE", 10}, {"NEG_BIAS", 10}}},
       {"gnn/sparse_embedding_all2all", {{"NA", 1024}, {"ND", 0}, {"H", 128}, {"N", 100000}, {"RT", 8192}}},
       {"recsys/kjt_all2all", {{"B", 512}, {"LMIN", 5}, {"LMAX", 20}, {"F", 15}}},
+      {"conv/spherical_disco_conv", {{"AZ", 2}, {"NP", 4}, {"B", 32}, {"C", 8}, {"COUT", 8}, {"K", 3}, {"NLAT", 128}, {"NLON", 256}}},
       {"gnn/neighbor_sampling", {{"N", 10000}, {"SA", 512}, {"SD", 0}, {"F1", 10}, {"F2", 5}}},  // degrees power-law (PKB: 16 each)
       {"gnn/sparse_feature_fetch_projection", {{"QA", 20000}, {"QD", 0}, {"D", 256}}},  // N is not PKB's
       {"dp/deepmd_kalman_filter_optimizer", {{"NB", 8}, {"B", 1024}}},
@@ -227,6 +228,9 @@ const std::map<std::string, std::string> kStructure = {
     // At W = 2 a rank's two ring neighbours are one rank (and W - 1 is odd): a ring that takes
     // the shard from one side only cannot show.
     {"losses/openclip_contrastive_loss", "W >= 3"},
+    // At W = 2 one latitude block (no polar sum); W = 3 (AZ = 1) sums three, W = 4 has two
+    // azimuth and two polar groups (strided and contiguous groups differ only there).
+    {"conv/spherical_disco_conv", "NP >= 2"},
 };
 
 // A problem whose sub-groups have one member at its smallest world (or whose routing keeps
