@@ -162,6 +162,7 @@ TEST(Suite, PkbPresetsHaveParallelKernelBenchsDims) {
       {"losses/openclip_contrastive_loss", {{"B", 128}, {"D", 1024}, {"SCALE", 10}, {"NEG_BIAS", 10}}},
       {"gnn/sparse_embedding_all2all", {{"NA", 1024}, {"ND", 0}, {"H", 128}, {"N", 100000}, {"RT", 8192}}},
       {"recsys/kjt_all2all", {{"B", 512}, {"LMIN", 5}, {"LMAX", 20}, {"F", 15}}},
+      {"conv/hyena_forward_cp", {{"B", 1}, {"C", 1024}, {"LC", 1024}, {"K", 4096}}},
       {"conv/spherical_disco_conv", {{"AZ", 2}, {"NP", 4}, {"B", 32}, {"C", 8}, {"COUT", 8}, {"K", 3}, {"NLAT", 128}, {"NLON", 256}}},
       {"gnn/neighbor_sampling", {{"N", 10000}, {"SA", 512}, {"SD", 0}, {"F1", 10}, {"F2", 5}}},  // degrees power-law (PKB: 16 each)
       {"gnn/sparse_feature_fetch_projection", {{"QA", 20000}, {"QD", 0}, {"D", 256}}},  // N is not PKB's

@@ -1651,5 +1651,72 @@ TEST(ToleranceModel, TheIrfft2BoundPassesTheExtensionAndTheWeightingAndRejectsAn
   }
 }
 
+// conv/hyena_forward_cp, with the FFT models above:
+// |got - exact| <= 2 u S with S = |out| + |x1| (|y| + 4 sqrt(sum (h z)^2 + (b z)^2)
+// + a(n) (sum |h z| + |b z|) + 2^-16 16 log2(2L) ||z|| sqrt(||h||^2 + b^2) / sqrt(L)).
+// One row: the reference's roundings (z to bf16, an fp32 mixed-radix FFT convolution at a
+// 7-smooth length >= L + K - 1 with the bias folded into tap 0, y to bf16, x1 y to bf16)
+// and a direct fp32 sum with z kept in fp32 pass; a missing bias and a circular convolution
+// (an FFT of length L) do not.
+TEST(ToleranceModel, TheHyenaLongConvPassesFftAndDirectSumsAndRejectsNoBiasAndAWrap) {
+  std::mt19937 g(72);
+  std::normal_distribution<float> d(0, 1);
+  for (auto [L, K, N] : {std::tuple<int64_t, int64_t, int64_t>{1024, 512, 1536}, {2016, 999, 3024}, {4096, 4096, 8192}}) {
+    SCOPED_TRACE(std::to_string(L) + " " + std::to_string(K));
+    std::vector<float> x1(L), z(L), zr(L), h(K);
+    for (int64_t t = 0; t < L; ++t) {
+      x1[t] = bf16(d(g));
+      z[t] = bf16(d(g)) * bf16(d(g));  // exact in fp32
+      zr[t] = bf16(z[t]);              // PyTorch's bf16 product
+    }
+    for (auto& v : h) v = bf16(d(g) / std::sqrt(float(K)));
+    const float b = bf16(d(g));
+    std::vector<double> exact(L), scale(L);
+    double zz = 0, hh = double(b) * b;
+    for (float v : z) zz += double(v) * v;
+    for (float v : h) hh += double(v) * v;
+    const double fft_term = 0x1p-16 * 16 * std::log2(2.0 * L) * std::sqrt(zz * hh / L);
+    for (int64_t t = 0; t < L; ++t) {
+      double y = double(b) * z[t], mag = std::fabs(y), sq = y * y;
+      const int64_t taps = std::min(t, K - 1) + 1;
+      for (int64_t s = 0; s < taps; ++s) {
+        const double p = double(h[s]) * z[t - s];
+        y += p, mag += std::fabs(p), sq += p * p;
+      }
+      exact[t] = double(x1[t]) * y;
+      scale[t] = std::fabs(exact[t]) +
+                 std::fabs(x1[t]) * (std::fabs(y) + 4 * std::sqrt(sq) + fp32_accumulation(taps + 1) * mag + fft_term);
+    }
+    auto worst = [&](const std::vector<float>& y) {  // y: the convolution's fp32 result
+      double w = 0;
+      for (int64_t t = 0; t < L; ++t)
+        w = std::max(w, std::fabs(double(bf16(x1[t] * bf16(y[t]))) - exact[t]) / (2 * kU * scale[t]));
+      return w;
+    };
+    auto fft_conv = [&](const std::vector<float>& zin, int64_t n, bool bias) {
+      std::vector<std::complex<float>> a(n), f(n);
+      for (int64_t t = 0; t < L; ++t) a[t] = zin[t];
+      for (int64_t s = 0; s < std::min(K, n); ++s) f[s] = h[s] + (s == 0 && bias ? b : 0.0f);
+      fft_pass(a.data(), n, 1, -1);
+      fft_pass(f.data(), n, 1, -1);
+      for (int64_t k = 0; k < n; ++k) a[k] *= f[k] * (1.0f / float(n));
+      fft_pass(a.data(), n, 1, +1);
+      std::vector<float> y(L);
+      for (int64_t t = 0; t < L; ++t) y[t] = a[t].real();
+      return y;
+    };
+    EXPECT_LE(worst(fft_conv(zr, N, true)), 0.5);  // the reference
+    std::vector<float> direct(L);                  // z in fp32, taps summed in fp32 in order
+    for (int64_t t = 0; t < L; ++t) {
+      float acc = b * z[t];
+      for (int64_t s = 0; s <= std::min(t, K - 1); ++s) acc += h[s] * z[t - s];
+      direct[t] = acc;
+    }
+    EXPECT_LE(worst(direct), 0.5);
+    EXPECT_GT(worst(fft_conv(zr, N, false)), 1);  // no skip term
+    EXPECT_GT(worst(fft_conv(zr, L, true)), 1);   // circular: an FFT of length L wraps
+  }
+}
+
 }  // namespace
 }  // namespace mgk::problems
