@@ -1,5 +1,6 @@
 // Shared by fft/distributed_rfft2 and fft/distributed_irfft2 (PhysicsNeMo's distributed 2-D
-// real FFTs): the slab dims both read, an owned cuFFT plan, the all-to-all of equal chunks
+// real FFTs): the slab dims both read, owned cuFFT plans (the real one is
+// conv/hyena_forward_cp's), the all-to-all of equal chunks
 // both references make, and the oracles' fp64 pieces (roots of unity, a block sum).
 //
 // Complex values are cufftComplex (float2: re, im interleaved) everywhere, which is how the
@@ -19,21 +20,34 @@
 
 namespace fft {
 
-// A batched 1-D complex-to-complex cuFFT plan, destroyed with its owner. Element j of
-// transform t sits at t * dist + j * stride, in and out alike (the transforms run in place).
-class Plan {
+// A cuFFT plan's handle, destroyed with its owner; the plans below differ in how they are made.
+class PlanHandle {
  public:
-  Plan() = default;
-  Plan(const Plan&) = delete;
-  Plan& operator=(const Plan&) = delete;
-  ~Plan() {
+  PlanHandle() = default;
+  PlanHandle(const PlanHandle&) = delete;
+  PlanHandle& operator=(const PlanHandle&) = delete;
+  ~PlanHandle() {
     if (made_) cufftDestroy(h_);
   }
 
-  cufftResult make(int64_t n, int64_t stride, int64_t dist, int64_t batch) {
+ protected:
+  cufftResult create() {
     cufftResult r = cufftCreate(&h_);
-    if (r != CUFFT_SUCCESS) return r;
-    made_ = true;
+    made_ = r == CUFFT_SUCCESS;
+    return r;
+  }
+  cufftHandle h_ = 0;
+
+ private:
+  bool made_ = false;
+};
+
+// A batched 1-D complex-to-complex plan. Element j of transform t sits at t * dist + j * stride,
+// in and out alike (the transforms run in place).
+class Plan : PlanHandle {
+ public:
+  cufftResult make(int64_t n, int64_t stride, int64_t dist, int64_t batch) {
+    if (cufftResult r = create(); r != CUFFT_SUCCESS) return r;
     long long len = n, embed = n;
     size_t work = 0;
     return cufftMakePlanMany64(h_, 1, &len, &embed, stride, dist, &embed, stride, dist, CUFFT_C2C, batch, &work);
@@ -45,10 +59,27 @@ class Plan {
     if (r != CUFFT_SUCCESS) return r;
     return cufftExecC2C(h_, data, data, direction);
   }
+};
 
- private:
-  cufftHandle h_ = 0;
-  bool made_ = false;
+// A batched 1-D real plan (R2C or C2R), contiguous rows: real rows of n, complex rows of
+// n / 2 + 1 (conv/hyena_forward_cp's long convolution).
+class RealPlan : PlanHandle {
+ public:
+  cufftResult make(int64_t n, int64_t batch, cufftType type) {
+    if (cufftResult r = create(); r != CUFFT_SUCCESS) return r;
+    long long len = n;
+    size_t work = 0;
+    // Null embeds: the basic layout, rows one after another (the strides are then ignored).
+    return cufftMakePlanMany64(h_, 1, &len, nullptr, 1, 0, nullptr, 1, 0, type, batch, &work);
+  }
+  cufftResult forward(float* in, cufftComplex* out, cudaStream_t s) const {
+    cufftResult r = cufftSetStream(h_, s);
+    return r != CUFFT_SUCCESS ? r : cufftExecR2C(h_, in, out);
+  }
+  cufftResult inverse(cufftComplex* in, float* out, cudaStream_t s) const {
+    cufftResult r = cufftSetStream(h_, s);
+    return r != CUFFT_SUCCESS ? r : cufftExecC2R(h_, in, out);
+  }
 };
 
 // The dims both problems share, read once: the global field is H x WD (H = W HL rows,

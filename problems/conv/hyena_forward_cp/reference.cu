@@ -26,7 +26,7 @@
 
 #include <algorithm>
 
-#include "../../fft/fft_common.cuh"  // FFT_CUFFT_TRY
+#include "../../fft/fft_common.cuh"  // fft::RealPlan, FFT_CUFFT_TRY
 
 namespace {
 
@@ -42,39 +42,6 @@ int64_t fft_length(int64_t m) {
     if (rest == 1) return n;
   }
 }
-
-// A batched 1-D real cuFFT plan (R2C or C2R), contiguous rows: real rows of n, complex rows of
-// n / 2 + 1. Destroyed with its owner.
-class RealPlan {
- public:
-  RealPlan() = default;
-  RealPlan(const RealPlan&) = delete;
-  RealPlan& operator=(const RealPlan&) = delete;
-  ~RealPlan() {
-    if (made_) cufftDestroy(h_);
-  }
-  cufftResult make(int64_t n, int64_t batch, cufftType type) {
-    cufftResult r = cufftCreate(&h_);
-    if (r != CUFFT_SUCCESS) return r;
-    made_ = true;
-    long long len = n;
-    size_t work = 0;
-    // Null embeds: the basic layout, rows one after another (the strides are then ignored).
-    return cufftMakePlanMany64(h_, 1, &len, nullptr, 1, 0, nullptr, 1, 0, type, batch, &work);
-  }
-  cufftResult forward(float* in, cufftComplex* out, cudaStream_t s) const {
-    cufftResult r = cufftSetStream(h_, s);
-    return r != CUFFT_SUCCESS ? r : cufftExecR2C(h_, in, out);
-  }
-  cufftResult inverse(cufftComplex* in, float* out, cudaStream_t s) const {
-    cufftResult r = cufftSetStream(h_, s);
-    return r != CUFFT_SUCCESS ? r : cufftExecC2R(h_, in, out);
-  }
-
- private:
-  cufftHandle h_ = 0;
-  bool made_ = false;
-};
 
 // send[chunk d][b][c - d CB][j] = bf16(x2[b][c][j] v[b][c][j]): chunk d (channels [d CB, d CB +
 // n_d) of every batch) starts at B T2 d CB, rows of T2 = 2 LC positions.
@@ -196,7 +163,7 @@ struct HyenaForwardCp : mgk::Reference {
   mgk::DeviceBuffer<bf16> z_send, z_recv, y_send, y_recv;           // the two all-to-alls' buffers
   mgk::DeviceBuffer<float> zin, hin;                                // [rows][N], [nc][N]; zin gets y back
   mgk::DeviceBuffer<cufftComplex> zf, hf;                           // [rows][nf], [nc][nf]
-  RealPlan z_forward, h_forward, z_inverse;
+  fft::RealPlan z_forward, h_forward, z_inverse;
 
   int setup() {
     if (L != 2 * world() * LC || CB != (C + world() - 1) / world())
