@@ -164,6 +164,7 @@ TEST(Suite, PkbPresetsHaveParallelKernelBenchsDims) {
       {"recsys/kjt_all2all", {{"B", 512}, {"LMIN", 5}, {"LMAX", 20}, {"F", 15}}},
       {"conv/hyena_forward_cp", {{"B", 1}, {"C", 1024}, {"LC", 1024}, {"K", 4096}}},
       {"conv/spherical_disco_conv", {{"AZ", 2}, {"NP", 4}, {"B", 32}, {"C", 8}, {"COUT", 8}, {"K", 3}, {"NLAT", 128}, {"NLON", 256}}},
+      {"render/gsplat_projection_all2all", {{"GA", 1024}, {"GD", 0}, {"CL", 1}, {"IW", 512}, {"IH", 512}, {"RT", 8192}}},
       {"gnn/neighbor_sampling", {{"N", 10000}, {"SA", 512}, {"SD", 0}, {"F1", 10}, {"F2", 5}}},  // degrees power-law (PKB: 16 each)
       {"gnn/sparse_feature_fetch_projection", {{"QA", 20000}, {"QD", 0}, {"D", 256}}},  // N is not PKB's
       {"dp/deepmd_kalman_filter_optimizer", {{"NB", 8}, {"B", 1024}}},
