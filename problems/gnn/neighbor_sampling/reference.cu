@@ -256,16 +256,8 @@ struct NeighborSampling : mgk::Reference {
     if (send_at[W] != nf || nrecv > recv_cap)
       return mgk::set_error(ctx, "hop: %lld ids sent of %lld, %lld received into %lld", (long long)send_at[W],
                             (long long)nf, (long long)nrecv, (long long)recv_cap);
-    if (sent[r] > 0)
-      MGK_CUDA_TRY(ctx, cudaMemcpyAsync(recv_ids + recv_at[r], send_ids + send_at[r], size_t(sent[r]) * 8,
-                                        cudaMemcpyDeviceToDevice, st));
-    MGK_NCCL_TRY(ctx, ncclGroupStart());
-    for (int p = 0; p < W; ++p) {
-      if (p == r) continue;
-      if (sent[p] > 0) MGK_NCCL_TRY(ctx, ncclSend(send_ids + send_at[p], size_t(sent[p]), ncclInt64, p, group, st));
-      if (got[p] > 0) MGK_NCCL_TRY(ctx, ncclRecv(recv_ids + recv_at[p], size_t(got[p]), ncclInt64, p, group, st));
-    }
-    MGK_NCCL_TRY(ctx, ncclGroupEnd());
+    if (int rc = mgk::exchange_blocks(ctx, group, send_ids, sent, send_at.data(), recv_ids, got, recv_at.data(), 8, st))
+      return rc;
 
     // 3. The owner samples: min(fanout, degree) each, placed by a scan; the totals per source.
     if (nrecv > 0) {

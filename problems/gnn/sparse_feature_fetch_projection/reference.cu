@@ -148,32 +148,15 @@ struct SparseFeatureFetchProjection : mgk::Reference {
                               (long long)Q, (long long)served_rows, (long long)capacity);
 
       // The ids to their owners (a zero count is no message on either side: both know it).
-      if (sent[r] > 0)
-        MGK_CUDA_TRY(ctx, cudaMemcpyAsync(recv_ids + recv_at[r], send_ids + send_at[r], size_t(sent[r]) * 8,
-                                          cudaMemcpyDeviceToDevice, st));
-      MGK_NCCL_TRY(ctx, ncclGroupStart());
-      for (int p = 0; p < W; ++p) {
-        if (p == r) continue;
-        if (sent[p] > 0) MGK_NCCL_TRY(ctx, ncclSend(send_ids + send_at[p], size_t(sent[p]), ncclInt64, p, group, st));
-        if (got[p] > 0) MGK_NCCL_TRY(ctx, ncclRecv(recv_ids + recv_at[p], size_t(got[p]), ncclInt64, p, group, st));
-      }
-      MGK_NCCL_TRY(ctx, ncclGroupEnd());
+      if (int rc = mgk::exchange_blocks(ctx, group, send_ids, sent, send_at.data(), recv_ids, got, recv_at.data(), 8, st))
+        return rc;
 
       // The owner's gather, and the rows back to the askers, in owner order.
       MGK_CUDA_TRY(ctx, fetch(recv_ids, served_rows, W, shard_rows, shard, D, served, st));
-      const size_t row_bytes = size_t(D) * sizeof(__nv_bfloat16);
-      if (sent[r] > 0)
-        MGK_CUDA_TRY(ctx, cudaMemcpyAsync(gathered + send_at[r] * D, served + recv_at[r] * D, size_t(sent[r]) * row_bytes,
-                                          cudaMemcpyDeviceToDevice, st));
-      MGK_NCCL_TRY(ctx, ncclGroupStart());
-      for (int p = 0; p < W; ++p) {
-        if (p == r) continue;
-        if (got[p] > 0)
-          MGK_NCCL_TRY(ctx, ncclSend(served + recv_at[p] * D, size_t(got[p] * D), ncclBfloat16, p, group, st));
-        if (sent[p] > 0)
-          MGK_NCCL_TRY(ctx, ncclRecv(gathered + send_at[p] * D, size_t(sent[p] * D), ncclBfloat16, p, group, st));
-      }
-      MGK_NCCL_TRY(ctx, ncclGroupEnd());
+      // The rows back: what this rank served each asker (got[p] rows), into the rows it asked for.
+      if (int rc = mgk::exchange_blocks(ctx, group, served, got, recv_at.data(), gathered, sent, send_at.data(),
+                                        size_t(D) * sizeof(__nv_bfloat16), st))
+        return rc;
     }
 
     // The query order restored, then the projection.

@@ -123,6 +123,32 @@ inline std::vector<int64_t> exclusive_offsets(const int64_t* sizes, int n) {
   return at;
 }
 
+// The payload of a variable-size all-to-all, one NCCL group: this rank's block for rank p
+// (sent[p] units from unit send_at[p] of `send`) to p, and p's block for this rank into `recv`
+// (got[p] units at recv_at[p]); its own block by a device copy. A unit is `unit_bytes` (8 for
+// an int64 id, 2 D for a row of D bf16). A zero count is no message on either side: both know
+// it from exchange_counts.
+inline int exchange_blocks(mgk_ctx* ctx, ncclComm_t comm, const void* send, const int64_t* sent,
+                           const int64_t* send_at, void* recv, const int64_t* got, const int64_t* recv_at,
+                           size_t unit_bytes, cudaStream_t st) {
+  const int W = ctx->world_size, r = ctx->rank;
+  const auto* from = static_cast<const char*>(send);
+  auto* to = static_cast<char*>(recv);
+  if (sent[r] > 0)
+    MGK_CUDA_TRY(ctx, cudaMemcpyAsync(to + recv_at[r] * unit_bytes, from + send_at[r] * unit_bytes,
+                                      size_t(sent[r]) * unit_bytes, cudaMemcpyDeviceToDevice, st));
+  MGK_NCCL_TRY(ctx, ncclGroupStart());
+  for (int p = 0; p < W; ++p) {
+    if (p == r) continue;
+    if (sent[p] > 0)
+      MGK_NCCL_TRY(ctx, ncclSend(from + send_at[p] * unit_bytes, size_t(sent[p]) * unit_bytes, ncclUint8, p, comm, st));
+    if (got[p] > 0)
+      MGK_NCCL_TRY(ctx, ncclRecv(to + recv_at[p] * unit_bytes, size_t(got[p]) * unit_bytes, ncclUint8, p, comm, st));
+  }
+  MGK_NCCL_TRY(ctx, ncclGroupEnd());
+  return 0;
+}
+
 using Stream = Owned<cudaStream_t, cudaStreamDestroy>;
 using Event = Owned<cudaEvent_t, cudaEventDestroy>;
 using SplitComm = Owned<ncclComm_t, ncclCommDestroy>;  // null when timed without communication
