@@ -21,11 +21,14 @@ constexpr real kCameraDistance = 3;  // every camera sits 3 units behind the ori
 constexpr real kFocal = 0.8L;        // fx = fy = 0.8 * image width, as ParallelKernelBench's 0.8 * 512
 // A decision is fair when its quantity lies at least kMargin T from the boundary, T the
 // magnitude the quantity's rounding error scales with (first order, through every step). An
-// fp64 computation of this problem errs by at most 3.2 u64 T (u64 = 2^-53; measured against
-// this code over 3e5 pairs at 1920 x 1080 and 333 x 199), so 2^-47 = 64 u64 leaves a factor
-// of 20 for other orders of the same fp64 operations. Random inputs come that close to a
-// boundary with odds of about 2e-11 a pair (measured at 2^-16 to 2^-28, where they fall 12
-// times per 4 bits: 2.7e-5 at 2^-24), 6e-5 a call at `large` and W = 8.
+// fp64 computation of this problem errs by at most 1.9 u64 T (u64 = 2^-53; measured against
+// this code over 8e5 pairs at 512 x 512, the reference's order and a candidate's, with and
+// without FMA; 3.8 with the narrower T of a coordinate's own terms, over 1e6 pairs at three
+// image sizes), so 2^-47 = 64 u64 leaves a factor above 30 for other orders. Random
+// inputs came that close to a boundary with odds of about 2e-11 a pair (measured at 2^-16 to
+// 2^-28, where they fall 12 times per 4 bits: 2.7e-5 at 2^-24), 6e-5 a call at `large` and
+// W = 8, with a camera coordinate's T the sum of |terms| of its own row; T is now wider (below),
+// which raises the odds by at most about 3 times.
 constexpr real kMargin = 0x1p-47L;
 
 // The rotation of quaternion (w, x, y, z) after normalisation (gsplat's _quat_to_rotmat).
@@ -72,12 +75,16 @@ inline bool ceil_fair(real v, real t) {
 
 inline Projection project(const Camera& c, const double mean[3], const double quat[4], const double scale[3]) {
   Projection p;
-  // World -> camera, and each coordinate's sum of |terms|.
-  real pc[3], tp[3];
+  // World -> camera. A coordinate's T is sum_k |t_k| + sum_j |m_j|, not its own row's sum of
+  // |terms|: an entry of the rotation can be near 0 by cancellation (R20 = 2 (xz - wy)) and
+  // still err by O(u) absolutely, and an fp64 candidate may go through the camera centre
+  // (R (m - c), c = -R^T t), whose terms are of size |t| + |m| (|R_ij| <= 1).
+  real pc[3], tp[3], size = 0;
+  for (int k = 0; k < 3; ++k) size += std::fabs(c.t[k]) + std::fabs(real(mean[k]));
   for (int i = 0; i < 3; ++i) {
     pc[i] = c.t[i];
-    tp[i] = std::fabs(c.t[i]);
-    for (int j = 0; j < 3; ++j) pc[i] += c.R[i][j] * real(mean[j]), tp[i] += std::fabs(c.R[i][j] * real(mean[j]));
+    tp[i] = size;
+    for (int j = 0; j < 3; ++j) pc[i] += c.R[i][j] * real(mean[j]);
   }
   const real tx = pc[0], ty = pc[1], tz = pc[2];
   p.depth = tz;

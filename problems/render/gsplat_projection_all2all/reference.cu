@@ -296,7 +296,7 @@ struct GsplatProjectionAll2All : mgk::Reference {
   // rank's Gaussians and this rank's cameras are regenerated on the device (as the harness
   // drew them), read back, and each visible pair appended. A decision within kMargin of its
   // boundary fails the call (the inputs would not judge an fp64 implementation fairly; the
-  // odds are about 2e-5 a call at the largest preset). Scale of a float output:
+  // odds: oracle_projection.h's kMargin). Scale of a float output:
   // |value| + 2^-20 T, T the magnitude its rounding error scales with.
   int oracle(const mgk_oracle_args* a, cudaStream_t st) {
     const int W = world(), r = rank();
