@@ -248,14 +248,11 @@ struct NeighborSampling : mgk::Reference {
     }
 
     // 2. Counts, then the ids to their owners.
-    if (int rc = mgk::exchange_counts(ctx, group, counts, host_counts, st)) return rc;
-    const int64_t* sent = host_counts.data();  // ids this rank asks each owner about
-    const int64_t* got = sent + W;             // ids each rank asks this rank about
-    const std::vector<int64_t> send_at = mgk::exclusive_offsets(sent, W), recv_at = mgk::exclusive_offsets(got, W);
+    // sent: the ids this rank asks each owner about; got: the ids each rank asks this rank about.
+    mgk::ExchangeSizes sizes;
+    if (int rc = mgk::exchange_sizes(ctx, group, counts, host_counts, nf, recv_cap, sizes, st)) return rc;
+    const auto& [sent, got, send_at, recv_at] = sizes;
     const int64_t nrecv = recv_at[W];
-    if (send_at[W] != nf || nrecv > recv_cap)
-      return mgk::set_error(ctx, "hop: %lld ids sent of %lld, %lld received into %lld", (long long)send_at[W],
-                            (long long)nf, (long long)nrecv, (long long)recv_cap);
     if (int rc = mgk::exchange_blocks(ctx, group, send_ids, sent, send_at.data(), recv_ids, got, recv_at.data(), 8, st))
       return rc;
 

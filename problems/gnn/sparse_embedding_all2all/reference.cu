@@ -93,14 +93,10 @@ struct SparseEmbeddingAll2All : mgk::Reference {
     if (!group) return 0;  // bench/compute: the bucketing alone
 
     // The count exchange, read by the host.
-    if (int rc = mgk::exchange_counts(ctx, group, counts, host_counts, st)) return rc;
-    const int64_t* sent = host_counts.data();
-    const int64_t* got = sent + W;
-    const std::vector<int64_t> send_at = mgk::exclusive_offsets(sent, W), recv_at = mgk::exclusive_offsets(got, W);
+    mgk::ExchangeSizes sizes;
+    if (int rc = mgk::exchange_sizes(ctx, group, counts, host_counts, nnz, capacity, sizes, st)) return rc;
+    const auto& [sent, got, send_at, recv_at] = sizes;
     received = recv_at[W];
-    if (send_at[W] != nnz || received > capacity)
-      return mgk::set_error(ctx, "counts: %lld sent of %lld, %lld received into %lld", (long long)send_at[W],
-                            (long long)nnz, (long long)received, (long long)capacity);
 
     // The payload: ids and rows to every owner, received in source order straight into place.
     const size_t row_bytes = size_t(H) * sizeof(__nv_bfloat16);

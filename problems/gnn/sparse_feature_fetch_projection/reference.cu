@@ -137,15 +137,10 @@ struct SparseFeatureFetchProjection : mgk::Reference {
       MGK_CUDA_TRY(ctx, fetch(send_ids, Q, W, shard_rows, shard, D, gathered, st));
     } else {
       // The count exchange, read by the host.
-      if (int rc = mgk::exchange_counts(ctx, group, counts, host_counts, st)) return rc;
-      const int64_t* sent = host_counts.data();
-      const int64_t* got = sent + W;
-      const std::vector<int64_t> send_at = mgk::exclusive_offsets(sent, W),
-                                 recv_at = mgk::exclusive_offsets(got, W);
+      mgk::ExchangeSizes sizes;
+      if (int rc = mgk::exchange_sizes(ctx, group, counts, host_counts, Q, capacity, sizes, st)) return rc;
+      const auto& [sent, got, send_at, recv_at] = sizes;
       const int64_t served_rows = recv_at[W];
-      if (send_at[W] != Q || served_rows > capacity)
-        return mgk::set_error(ctx, "counts: %lld sent of %lld, %lld received into %lld", (long long)send_at[W],
-                              (long long)Q, (long long)served_rows, (long long)capacity);
 
       // The ids to their owners (a zero count is no message on either side: both know it).
       if (int rc = mgk::exchange_blocks(ctx, group, send_ids, sent, send_at.data(), recv_ids, got, recv_at.data(), 8, st))

@@ -269,14 +269,10 @@ struct GsplatProjectionAll2All : mgk::Reference {
     if (!group) return 0;  // bench/compute: the projection alone
 
     // The count exchange, read by the host.
-    if (int rc = mgk::exchange_counts(ctx, group, counts, host_counts, st)) return rc;
-    const int64_t* sent = host_counts.data();
-    const int64_t* got = sent + W;
-    const std::vector<int64_t> send_at = mgk::exclusive_offsets(sent, W), recv_at = mgk::exclusive_offsets(got, W);
+    mgk::ExchangeSizes sizes;
+    if (int rc = mgk::exchange_sizes(ctx, group, counts, host_counts, pairs, capacity, sizes, st)) return rc;
+    const auto& [sent, got, send_at, recv_at] = sizes;
     received = recv_at[W];
-    if (send_at[W] > pairs || received > capacity)
-      return mgk::set_error(ctx, "counts: %lld sent of %lld pairs, %lld received into %lld", (long long)send_at[W],
-                            (long long)pairs, (long long)received, (long long)capacity);
 
     // The rows: every destination its run, received in source order.
     if (int rc = mgk::exchange_blocks(ctx, group, send, sent, send_at.data(), recv, got, recv_at.data(), sizeof(Row), st))

@@ -123,6 +123,28 @@ inline std::vector<int64_t> exclusive_offsets(const int64_t* sizes, int n) {
   return at;
 }
 
+// A variable-size all-to-all's blocks, once every side knows their sizes (exchange_sizes).
+struct ExchangeSizes {
+  const int64_t* sent = nullptr;          // W: the units this rank sends each rank
+  const int64_t* got = nullptr;           // W: the units each rank sends this rank
+  std::vector<int64_t> send_at, recv_at;  // W + 1 each: where each block starts, then the total
+};
+
+// exchange_counts (into `host`, where `sent` and `got` then point), then each block's start;
+// fails, the sizes in ctx->error, when this rank would send more than `sending` units or
+// receive more than `capacity`: what its buffers hold.
+inline int exchange_sizes(mgk_ctx* ctx, ncclComm_t comm, int64_t* counts, std::vector<int64_t>& host,
+                          int64_t sending, int64_t capacity, ExchangeSizes& x, cudaStream_t st) {
+  if (int rc = exchange_counts(ctx, comm, counts, host, st)) return rc;
+  const int W = ctx->world_size;
+  x.sent = host.data(), x.got = host.data() + W;
+  x.send_at = exclusive_offsets(x.sent, W), x.recv_at = exclusive_offsets(x.got, W);
+  if (x.send_at[W] > sending || x.recv_at[W] > capacity)
+    return set_error(ctx, "all-to-all sizes: %lld units to send where at most %lld are, %lld to receive into room for %lld",
+                     (long long)x.send_at[W], (long long)sending, (long long)x.recv_at[W], (long long)capacity);
+  return 0;
+}
+
 // The payload of a variable-size all-to-all, one NCCL group: this rank's block for rank p
 // (sent[p] units from unit send_at[p] of `send`) to p, and p's block for this rank into `recv`
 // (got[p] units at recv_at[p]); its own block by a device copy. A unit is `unit_bytes` (8 for
