@@ -40,8 +40,9 @@
 #             world's presets a short visit left out
 #   PLAIN=0   leaves the plain candidate out (e.g. with DEGENERATES=all: the degenerates alone)
 #   JOBS      evaluations at once (default 4: JOBS x WORLD ranks share GPU 0's memory; one that
-#             finds it full before its candidate loads is run again, OOM_RETRIES times); WORLDS (default "2 4 8"); ALL_PRESETS; STAGES (default
-#             "1 2 3 4 5 6": which of the above run, e.g. "2 3" to finish a visit cut short)
+#             finds it full before its candidate loads is run again, OOM_RETRIES times);
+#   WORLDS    (default "2 4 8"); ALL_PRESETS; STAGES (default "1 2 3 4 5 6": which of the
+#             above run, e.g. "2 3" to finish a visit cut short)
 # Prints one line per evaluation and a summary; exits 1 when any verdict is not the expected one
 # (OUT/bad-logs.txt lists their logs).
 set -uo pipefail
