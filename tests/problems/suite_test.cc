@@ -45,7 +45,7 @@ TEST(Suite, ComputeProblemsHaveEveryPresetAndDescribeEveryTensor) {
 // with no empty tensor, a rounding factor of at least 2 and a cost that is a number.
 // Problems whose presets give some rank no rows by design: variable-count exchanges, whose
 // counts must be "uneven and sometimes zero" (issue 37). Their outputs are never empty.
-const std::set<std::string> kEmptyInputsByDesign = {"gnn/negative_scoring"};
+const std::set<std::string> kEmptyInputsByDesign = {"gnn/negative_scoring", "sort/distributed_sample_sort"};
 
 TEST(Suite, ComputeProblemsResolveAtAnyWorldSizeWithNoEmptyTensor) {
   for (const auto& n : compute_problems()) {
@@ -165,6 +165,9 @@ TEST(Suite, PkbPresetsHaveParallelKernelBenchsDims) {
       {"conv/hyena_forward_cp", {{"B", 1}, {"C", 1024}, {"LC", 1024}, {"K", 4096}}},
       {"conv/spherical_disco_conv", {{"AZ", 2}, {"NP", 4}, {"B", 32}, {"C", 8}, {"COUT", 8}, {"K", 3}, {"NLAT", 128}, {"NLON", 256}}},
       {"render/gsplat_projection_all2all", {{"GA", 1024}, {"GD", 0}, {"CL", 1}, {"IW", 512}, {"IH", 512}, {"RT", 8192}}},
+      {"sort/distributed_sample_sort", {{"N", 128}, {"ND", 0}, {"Z", 0}, {"A", 50}, {"SPAN", 100}, {"SH", 128}}},
+      {"tp/tp_muon_orthogonalization", {{"M", 512}, {"NL", 64}}},  // N = 512 at W = 8
+      {"losses/vocab_parallel_cross_entropy", {{"T", 8192}, {"VL", 64}, {"V", 512}}},
       {"gnn/neighbor_sampling", {{"N", 10000}, {"SA", 512}, {"SD", 0}, {"F1", 10}, {"F2", 5}}},  // degrees power-law (PKB: 16 each)
       {"gnn/sparse_feature_fetch_projection", {{"QA", 20000}, {"QD", 0}, {"D", 256}}},  // N is not PKB's
       {"dp/deepmd_kalman_filter_optimizer", {{"NB", 8}, {"B", 1024}}},
